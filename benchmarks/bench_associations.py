@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasatlas.probes.stories_seeds import load_seeds
-from biasatlas.probes.stories_synth import random_planted, synthetic_profiles
+from biasatlas.probes.stories.seeds import load_seeds
+from biasatlas.probes.stories.synth import random_planted, synthetic_profiles
 from biasatlas.stats.associations import (
     UNKNOWN,
     AssociationConfig,

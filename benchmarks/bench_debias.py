@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from biasatlas.backends.registry import make_backend
-from biasatlas.debias.data import build_examples
-from biasatlas.debias.splits import SplitSizes, build_split
-from biasatlas.debias.train import TrainConfig, train_adapter
+from biasatlas.probes.debias.data import build_examples
+from biasatlas.probes.debias.splits import SplitSizes, build_split
+from biasatlas.probes.debias.train import TrainConfig, train_adapter
 from biasatlas.records import GenerationSettings
 from biasatlas.runner import run_plan
 from biasatlas.store import Store

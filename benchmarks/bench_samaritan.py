@@ -15,7 +15,7 @@ import tempfile
 import time
 
 from biasatlas.backends.fake import FakeBackend
-from biasatlas.probes import samaritan
+from biasatlas.probes.samaritan import probe as samaritan
 from biasatlas.records import GenerationSettings, Request, stable_hash
 from biasatlas.report.html import write_report
 from biasatlas.runner import run_plan

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from biasatlas.backends.local import LocalBackend
 from biasatlas.cli.main import app
-from biasatlas.probes import contact
+from biasatlas.probes.contact import probe as contact
 from biasatlas.records import GenerationSettings
 from biasatlas.runner import run_plan
 from biasatlas.store import Store

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
-from biasatlas.probes import contact
+from biasatlas.probes.contact import probe as contact
 from biasatlas.records import GenerationSettings
 from biasatlas.runner import run_plan
 from biasatlas.store import DB_NAME, Store

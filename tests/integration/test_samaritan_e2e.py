@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from biasatlas.cli.main import app
-from biasatlas.probes import samaritan
+from biasatlas.probes.samaritan import probe as samaritan
 from biasatlas.store import Store
 
 pytestmark = pytest.mark.slow

@@ -15,6 +15,7 @@ BACKENDS: dict[str, str] = {
     "a model directory, or a .gguf file; '--adapter DIR' or 'MODEL+lora:DIR' applies a LoRA adapter",
     "openai": "any OpenAI-compatible server: 'openai:MODEL' with --base-url (OpenAI, vLLM, Ollama, "
     "llama.cpp server, TGI, LM Studio, OpenRouter)",
+    "masked": "masked LMs ('masked:PATH') and span-filling models ('span:PATH'), leakage probe only",
     "fake": "deterministic scripted answers, for tests only: 'fake:NAME'",
 }
 
@@ -27,6 +28,11 @@ def make_backend(spec: str, **options: Any) -> Backend:
         spec, _, adapter = spec.partition("+lora:")
         options = {**options, "adapter": adapter}
     kind, _, rest = spec.partition(":")
+    if kind in ("masked", "span"):  # masked and span-filling models (the leakage probe's ILPS score)
+        from biasatlas.backends.masked import MaskedOptions, make_masked_backend
+
+        batch = options.get("batch_size")
+        return make_masked_backend(spec, MaskedOptions(batch_size=batch) if batch else MaskedOptions())
     if spec in ALIASES or kind in {"hf", "local"} or (not rest and kind not in BACKENDS) or spec.endswith(".gguf"):
         from biasatlas.backends.local import LocalBackend, LocalOptions
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,36 +13,33 @@ import typer
 from rich.console import Console
 
 from biasatlas.backends.base import Backend, BackendError
+from biasatlas.backends.options import BackendOptions
+from biasatlas.cli.options import RunOptions
 from biasatlas.records import GenerationSettings, Prompt
 from biasatlas.runner import RunTotals, run_plan
 from biasatlas.store import Store
 
 console = Console(stderr=True)
 
-# Reusable option declarations (typer reads the Annotated metadata).
-ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec (see `biasatlas models`).")]
-StudyOpt = Annotated[Path, typer.Option("--study", "-s", help="Study directory (created if missing).")]
-LimitOpt = Annotated[int | None, typer.Option("--limit", help="Keep only the first N prompts of the plan.")]
-PlanOnlyOpt = Annotated[
-    bool, typer.Option("--plan-only", help="Print the plan's size and factor counts as JSON; call no model.")
+# Options of the analysis and study commands (the run commands' options are in cli/options.py).
+StudyOpt = Annotated[Path, typer.Option("--study", "-s", help="Study directory.")]
+CORRECTIONS = ("bh", "by", "bonferroni", "holm", "none")  # biasatlas.stats.multitest.METHODS
+AlphaOpt = Annotated[
+    float | None, typer.Option("--alpha", help="Significance level (default: the probe's, see its methods).")
 ]
-BatchOpt = Annotated[int | None, typer.Option("--batch-size", help="Local backend batch size.")]
-AdapterOpt = Annotated[str | None, typer.Option("--adapter", help="LoRA adapter directory for a local model.")]
-BaseUrlOpt = Annotated[
-    str | None, typer.Option("--base-url", help="OpenAI-compatible server URL (or OPENAI_BASE_URL).")
+CorrectionOpt = Annotated[
+    str | None,
+    typer.Option("--correction", help=f"Multiple-testing correction: {', '.join(CORRECTIONS)} (default: the probe's)."),
 ]
-KeyEnvOpt = Annotated[
-    str, typer.Option("--api-key-env", help="Environment variable holding the API key.")
-]
-ConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", help="Concurrent HTTP requests.")]
-HttpOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--http",
-        help="HTTP backend setting NAME=VALUE (repeatable): timeout, max_retries, rpm, tpm, "
-        "price_prompt, price_completion (USD per million tokens), connect_timeout, top_logprobs.",
-    ),
-]
+
+
+def check_analysis_options(alpha: float | None, correction: str | None) -> dict[str, Any]:
+    """Validate --alpha / --correction; the ones given, as keyword arguments of a probe's summarise."""
+    if alpha is not None and not 0 < alpha < 1:
+        fail(f"--alpha {alpha}: must be between 0 and 1 (exclusive)")
+    if correction is not None and correction not in CORRECTIONS:
+        fail(f"--correction {correction!r}: valid: {', '.join(CORRECTIONS)}")
+    return {k: v for k, v in (("alpha", alpha), ("correction", correction)) if v is not None}
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -52,43 +48,69 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def open_backend(model: str, **options: Any) -> Backend:
+def open_backend(options: BackendOptions) -> Backend:
     """Build the backend, turning a setup problem into one error line."""
-    from pydantic import ValidationError
-
-    from biasatlas.backends.registry import make_backend
-
     try:
-        http = options.pop("http", None)
-        if http:  # --http NAME=VALUE settings of the OpenAI-compatible backend
-            from biasatlas.backends.openai_compat import parse_settings
-
-            options.update(parse_settings(http))
-        return make_backend(model, **{k: v for k, v in options.items() if v is not None})
+        return options.open()
     except BackendError as exc:
         fail(str(exc))
         raise  # unreachable; for type checkers
-    except ValidationError as exc:
-        fail("invalid backend option: " + "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        ))
-        raise
 
 
-def plan_summary(prompts: Sequence[Prompt], factors: Sequence[str], samples: int = 1) -> dict[str, Any]:
-    """The plan's size and how many prompts each level of each design factor has."""
-    counts: dict[str, Any] = {}
-    for factor in factors:
-        c = Counter(str(p.meta.get(factor)) for p in prompts)
-        counts[factor] = dict(sorted(c.items()))
-    languages = Counter(p.language for p in prompts)
-    return {
-        "prompts": len(prompts),
-        "samples_per_prompt": samples,
-        "requests": len(prompts) * samples,
-        "languages": dict(languages),
-        "factors": counts,
-    }
+def show_progress(opts: RunOptions) -> bool:
+    """--progress/--no-progress if given, else on a terminal (or with BIASATLAS_PROGRESS set)."""
+    if opts.progress is not None:
+        return opts.progress
+    return sys.stderr.isatty() or bool(os.environ.get("BIASATLAS_PROGRESS"))
+
+
+def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunTotals]:
+    """What every `biasatlas run PROBE` does: validate, plan (or print the plan), run, report totals."""
+    from biasatlas.probes import load_probe
+    from biasatlas.probes.base import ProbeConfigError
+
+    probe = load_probe(name)
+    try:
+        config = probe.config(**opts.probe_values(), **specific)
+        if opts.plan_only:
+            print_plan(probe.plan_summary(probe.plan(config), config))
+            return []
+        return probe.run(config, opts.backend, opts.study, progress=show_progress(opts), on_totals=print_totals)
+    except ProbeConfigError as exc:
+        fail(str(exc))
+    except BackendError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        interrupted(opts.study)
+    raise AssertionError  # unreachable: fail() and interrupted() exit
+
+
+def interrupted(study: Path) -> None:
+    """Ctrl-C: every finished answer is stored; say so, and how to resume; exit 130."""
+    count = "every finished answer is"
+    try:
+        with Store(study) as store:
+            count = f"{store.response_count()} answers are"
+    except Exception:  # noqa: BLE001 - the message matters more than the count
+        pass
+    console.print(f"[yellow]interrupted[/]: {count} stored in {study}; run the same command again to resume.")
+    raise typer.Exit(130)
+
+
+def print_totals(totals: RunTotals) -> None:
+    """One line of totals after a run, with HTTP usage and notes."""
+    console.print(
+        f"run {totals.run_id}: planned {totals.planned}, cached {totals.cached}, new {totals.new}, "
+        f"failed {totals.failed}, pending {totals.pending} in {totals.seconds:.1f} s"
+    )
+    if totals.info.get("http"):
+        from biasatlas.backends.http.usage import format_stats
+
+        console.print(f"http: {format_stats(totals.info['http'])}")
+    if totals.info.get("choice_fallback"):
+        console.print(f"[yellow]note[/]: {totals.info['choice_fallback']}")
+    if totals.failed:
+        console.print(f"[yellow]{totals.failed} requests failed; run again to retry them.[/]")
 
 
 def print_plan(plan: dict[str, Any]) -> None:
@@ -103,40 +125,23 @@ def execute(
     *,
     samples: int = 1,
     config: dict[str, Any] | None = None,
+    progress: bool | None = None,
 ) -> RunTotals:
-    """Run the plan into the study, reporting totals; Ctrl-C keeps every answer and exits 130."""
+    """Run a plan into the study (extra steps: judges, debias evaluation); Ctrl-C keeps every answer, exits 130."""
     if not prompts:
         fail("the plan is empty: nothing to ask (check the filters)")
     store = Store(study)
+    if progress is None:
+        progress = sys.stderr.isatty() or bool(os.environ.get("BIASATLAS_PROGRESS"))
     try:
-        totals = run_plan(
-            prompts,
-            backend,
-            store,
-            settings,
-            samples=samples,
-            config=config,
-            progress=sys.stderr.isatty() or bool(os.environ.get("BIASATLAS_PROGRESS")),
-        )
+        totals = run_plan(prompts, backend, store, settings, samples=samples, config=config, progress=progress)
     except KeyboardInterrupt:
-        console.print(
-            f"[yellow]interrupted[/]: {store.response_count()} answers are stored in {study}; "
-            "run the same command again to resume."
-        )
-        raise typer.Exit(130) from None
+        store.close()
+        backend.close()
+        interrupted(study)
+        raise
     finally:
         backend.close()
         store.close()
-    console.print(
-        f"run {totals.run_id}: planned {totals.planned}, cached {totals.cached}, new {totals.new}, "
-        f"failed {totals.failed}, pending {totals.pending} in {totals.seconds:.1f} s"
-    )
-    if totals.info.get("http"):
-        from biasatlas.backends.http.usage import format_stats
-
-        console.print(f"http: {format_stats(totals.info['http'])}")
-    if totals.info.get("choice_fallback"):
-        console.print(f"[yellow]note[/]: {totals.info['choice_fallback']}")
-    if totals.failed:
-        console.print(f"[yellow]{totals.failed} requests failed; run again to retry them.[/]")
+    print_totals(totals)
     return totals

@@ -12,10 +12,10 @@ from pydantic import ValidationError
 
 from biasatlas.cli.app import app
 from biasatlas.cli.common import BatchOpt, ModelOpt, StudyOpt, console, fail, open_backend
-from biasatlas.debias.adapters import AdapterError, check_adapter, tunable_location
-from biasatlas.debias.data import TrainingDataError, build_examples
-from biasatlas.debias.splits import PARTS, Split, SplitError, build_split, setting_names
-from biasatlas.debias.train import TrainConfig, base_model_name, is_finished, read_manifest, run_fingerprint
+from biasatlas.probes.debias.adapters import AdapterError, check_adapter, tunable_location
+from biasatlas.probes.debias.data import TrainingDataError, build_examples
+from biasatlas.probes.debias.splits import PARTS, Split, SplitError, build_split, setting_names
+from biasatlas.probes.debias.train import TrainConfig, base_model_name, is_finished, read_manifest, run_fingerprint
 from biasatlas.records import GenerationSettings, Prompt
 from biasatlas.store import Store
 
@@ -53,7 +53,7 @@ def _adapter_state(adapter_dir: Path, location: Any, fingerprint: str, retrain: 
 
 def _run(prompts: list[Prompt], backend: Any, store: Store, settings: GenerationSettings,
          config: dict[str, Any], label: str) -> None:
-    from biasatlas.debias import evaluate  # scipy/statsmodels: on use
+    from biasatlas.probes.debias import evaluate as evaluate  # scipy/statsmodels: on use
     totals = evaluate.run_side(prompts, backend, store, settings, config, progress=_progress())
     console.print(
         f"{label}: planned {totals.planned}, cached {totals.cached}, new {totals.new}, failed {totals.failed} "
@@ -64,7 +64,8 @@ def _run(prompts: list[Prompt], backend: Any, store: Store, settings: Generation
 def _side(role: str, backend: Any, store: Store, split: Split, part: str, mode: str, model: str,
           adapter: str | None, extras: dict[str, list[Prompt]]) -> None:
     """Every evaluation of one side (before or after): contact prompts, then QA / BBQ."""
-    from biasatlas.debias import evaluate, quality  # scipy/statsmodels: on use
+    from biasatlas.probes.debias import evaluate as evaluate  # scipy/statsmodels: on use
+    from biasatlas.probes.debias import quality as quality  # scipy/statsmodels: on use
     settings = GenerationSettings(mode=mode, max_tokens=10)  # type: ignore[arg-type]
     cfg = evaluate.run_config(role, split.setting.name, part, split.fingerprint(), model, adapter, split.language)
     _run(split.part(part), backend, store, settings, cfg, f"{role}: contact {part} prompts")
@@ -118,7 +119,7 @@ def debias(
 ) -> None:
     """Social Contact Debiasing: LoRA-tune a local model on unbiased answers, compare before and after."""
     # ---- every check before any work ----
-    from biasatlas.debias import quality  # scipy/statsmodels: on use
+    from biasatlas.probes.debias import quality as quality  # scipy/statsmodels: on use
     if mode not in ("choice", "generate"):
         fail(f"unknown mode {mode!r}; valid: choice, generate")
     if eval_part not in PARTS:
@@ -142,7 +143,7 @@ def debias(
         if qa:
             extras["qa"] = quality.qa_prompts(qa_limit)
         if bbq:
-            from biasatlas.debias import bbq as bbq_mod
+            from biasatlas.probes.debias import bbq as bbq_mod
 
             extras["bbq"] = bbq_mod.prompts(bbq_mod.read_bbq(bbq, bbq_limit))
     except (SplitError, AdapterError, TrainingDataError, ValueError) as exc:
@@ -169,7 +170,7 @@ def debias(
         try:
             _side("before", base, store, split, eval_part, mode, model, None, extras)
             if state == "train":
-                from biasatlas.debias.train import train_adapter
+                from biasatlas.probes.debias.train import train_adapter
 
                 device = getattr(base, "device", "?")
                 console.print(f"training: {len(train_examples)} examples × {config.epochs} epoch(s) on {device}")
@@ -204,7 +205,7 @@ def _finish(study: Path, setting: str) -> None:
     from rich.console import Console
 
     from biasatlas.cli.main import report
-    from biasatlas.probes import debias as probe
+    from biasatlas.probes.debias import probe as probe
 
     with Store(study) as store:
         summary = probe.summarise(store)

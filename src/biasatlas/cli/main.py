@@ -6,14 +6,13 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import fail
-from biasatlas.probes import available_probes
+from biasatlas.cli.common import AlphaOpt, CorrectionOpt, check_analysis_options, fail
 from biasatlas.store import DB_NAME, Store
 
 # Command modules attach their commands to the apps in biasatlas.cli.app when imported.
@@ -38,26 +37,41 @@ def _open_study(study: Path) -> Store:
     return Store(study)
 
 
-def _present_probes(store: Store) -> list[str]:
-    rows = store.conn.execute("SELECT DISTINCT probe FROM prompts").fetchall()
-    return [r[0] for r in rows]
+def _version(value: bool) -> None:
+    if value:
+        from biasatlas import __version__
+
+        sys.stdout.write(f"biasatlas {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Audit large language models for social bias and stereotypes, across languages."""
 
 
 @app.command()
 def summary(
     study: Annotated[Path, typer.Option("--study", "-s", help="Study directory.")],
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
+    alpha: AlphaOpt = None,
+    correction: CorrectionOpt = None,
 ) -> None:
-    """Summarise every probe the study holds: tables with n, counts, % and intervals."""
+    """Summarise every probe the study holds: tables with n, counts, % and intervals, tests."""
+    from biasatlas.probes import load_probe
+    from biasatlas.report.build import study_probes
+
+    analysis = check_analysis_options(alpha, correction)
     store = _open_study(study)
-    probes = available_probes()
-    present = [p for p in _present_probes(store) if p in probes]
-    result = {name: probes[name].summarise(store) for name in present}
-    for extra in ("debias",):
-        if extra in probes and hasattr(probes[extra], "summarise"):
-            data = probes[extra].summarise(store)
-            if data:  # empty when the study holds no debiasing comparison
-                result[extra] = data
+    result: dict[str, Any] = {}
+    for name in study_probes(store):
+        data = load_probe(name).summarise(store, **analysis)
+        if data or name != "debias":  # debias is empty when the study holds no comparison
+            result[name] = data
     if as_json:
         sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n")
         return
@@ -65,26 +79,22 @@ def summary(
     if not result:
         console.print("The study holds no answers yet.")
     for name, data in result.items():
-        console.rule(f"[bold]{probes[name].TITLE}")
-        probes[name].print_summary(data, console)
+        probe = load_probe(name)
+        console.rule(f"[bold]{probe.title}")
+        probe.print_summary(data, console)
 
 
 @app.command()
-def report(study: Annotated[Path, typer.Option("--study", "-s", help="Study directory.")]) -> None:
-    """Write a self-contained DIR/report.html with tables, figures and methods."""
-    from biasatlas.report.html import write_report
+def report(
+    study: Annotated[Path, typer.Option("--study", "-s", help="Study directory.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Report file (default: STUDY/report.html).")] = None,
+) -> None:
+    """Write a self-contained HTML report with tables, figures and methods."""
+    from biasatlas.report.build import build_report
 
     store = _open_study(study)
-    probes = available_probes()
-    sections = []
-    names = _present_probes(store)
-    # debias has no prompts of its own when only the contact probe was asked: always offer it
-    names += [extra for extra in ("debias",) if extra not in names]
-    for name in names:
-        if name in probes:
-            sections.extend(probes[name].report_sections(store))
-    out = write_report(study, sections)
-    Console(stderr=True).print(f"report written: {out}")
+    path = build_report(store, study, out)
+    Console(stderr=True).print(f"report written: {path}")
 
 
 @app.command()
@@ -102,4 +112,20 @@ def models() -> None:
 
 
 def main() -> None:  # pragma: no cover - console script
-    app()
+    """Console script: option errors are one line (option, value, valid choices) and exit 2."""
+    import click
+
+    try:
+        code = app(standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    except click.UsageError as exc:
+        sys.stderr.write(f"error: {exc.format_message()}\n")
+        sys.exit(2)
+    except click.ClickException as exc:
+        sys.stderr.write(f"error: {exc.format_message()}\n")
+        sys.exit(exc.exit_code)

@@ -25,8 +25,8 @@ from biasatlas.cli.common import (
     plan_summary,
     print_plan,
 )
-from biasatlas.probes import contact
-from biasatlas.probes.contact_data import ContactDataError
+from biasatlas.probes.contact import probe as contact
+from biasatlas.probes.contact.data import ContactDataError
 from biasatlas.records import GenerationSettings
 
 
@@ -82,7 +82,7 @@ def run_contact(
         fail(f"unknown mode {mode!r}; valid: choice, generate")
     try:
         if templates is not None:
-            from biasatlas.probes.contact_import import import_dataset
+            from biasatlas.probes.contact.importer import import_dataset
 
             scales = _split(scale)
             first_scale = scales[0] if scales else None

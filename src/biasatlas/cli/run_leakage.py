@@ -30,7 +30,7 @@ from biasatlas.cli.common import (
     plan_summary,
     print_plan,
 )
-from biasatlas.probes.leakage_data import LANGUAGES, LeakageDataError, check_language
+from biasatlas.probes.leakage.data import LANGUAGES, LeakageDataError, check_language
 from biasatlas.records import GenerationSettings
 
 leakage_app = typer.Typer(help="Stereotype leakage: human tables, leakage fits, matrices.", no_args_is_help=True)
@@ -79,7 +79,7 @@ def run_leakage(
 ) -> None:
     """Ask a model the leakage probe's prompts (theme choice for generative models; ILPS templates for
     `masked:PATH` / `span:PATH` models) and store the answers in the study."""
-    from biasatlas.probes.leakage import FACTORS, build_prompts
+    from biasatlas.probes.leakage.probe import FACTORS, build_prompts
 
     languages = _languages(lang)
     masked = model.startswith(MASKED_PREFIXES)
@@ -138,7 +138,7 @@ def aggregate_cmd(
     ] = None,
 ) -> None:
     """Aggregate raw per-annotator ratings into a traits × groups table of mean pole strengths."""
-    from biasatlas.probes.leakage_human import aggregate_file, write_table
+    from biasatlas.probes.leakage.human import aggregate_file, write_table
 
     _languages(lang)
     try:
@@ -187,9 +187,9 @@ def fit_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
 ) -> None:
     """Fit the leakage model per model and target language; print coefficients, flows and examples."""
-    from biasatlas.probes.leakage import print_summary, summary_from
-    from biasatlas.probes.leakage_analysis import analyse
-    from biasatlas.probes.leakage_model import flows_figure
+    from biasatlas.probes.leakage.probe import print_summary, summary_from
+    from biasatlas.probes.leakage.analysis import analyse
+    from biasatlas.probes.leakage.model import flows_figure
     from biasatlas.store import DB_NAME, Store
 
     if not (study / DB_NAME).exists():
@@ -223,8 +223,8 @@ def export_cmd(
     out: Annotated[Path, typer.Option("--out", help="Directory for one CSV per model and language.")],
 ) -> None:
     """Write each model's association matrices in the human tables' layout (usable as --mono input)."""
-    from biasatlas.probes.leakage_human import write_table
-    from biasatlas.probes.leakage_scores import association_cells, matrix
+    from biasatlas.probes.leakage.human import write_table
+    from biasatlas.probes.leakage.scores import association_cells, matrix
     from biasatlas.store import DB_NAME, Store
 
     if not (study / DB_NAME).exists():

@@ -103,7 +103,7 @@ def run_samaritan(
     if temperature is None:
         # The paper used provider defaults (temperature 1); one greedy sample is reproducible.
         temperature = 1.0 if samples > 1 else 0.0
-    from biasatlas.probes import samaritan
+    from biasatlas.probes.samaritan import probe as samaritan
 
     prompts = samaritan.build_prompts(categories, lang, limit=limit, temperature=temperature,
                                       max_tokens=max_tokens)
@@ -144,7 +144,7 @@ def samaritan_summary(
     _check_analysis_options(alpha, correction)
     if not (study / DB_NAME).exists():
         fail(f"no study at {study} (expected {study / DB_NAME}); run a probe first")
-    from biasatlas.probes import samaritan
+    from biasatlas.probes.samaritan import probe as samaritan
 
     with Store(study) as store:
         result = samaritan.summarise(store, alpha=alpha, correction=correction)

@@ -67,8 +67,8 @@ def run_stories(
     concurrency: ConcurrencyOpt = None,
 ) -> None:
     """Generate stories about a protagonist with one given attribute, then extract their profiles."""
-    from biasatlas.probes import stories
-    from biasatlas.probes.stories_seeds import SeedError, load_seeds
+    from biasatlas.probes.stories import probe as stories
+    from biasatlas.probes.stories.seeds import SeedError, load_seeds
     langs = [v.strip() for item in (lang or ["en"]) for v in item.split(",") if v.strip()]
     prompts = []
     try:
@@ -130,7 +130,7 @@ def _extract(
     options: dict[str, Any],
 ) -> None:
     """Second plan: one extraction request per usable story of this run, per extractor."""
-    from biasatlas.probes import stories
+    from biasatlas.probes.stories import probe as stories
     with Store(study) as store:
         frame = stories.story_rows(store)
     wanted = {p.id for p in prompts}
@@ -156,8 +156,8 @@ def import_cmd(
     seeds: Annotated[Path | None, typer.Option("--seeds", help="The published seeds folder, to validate.")] = None,
 ) -> None:
     """Import published StereoTales stories (and their extractions) into a study."""
-    from biasatlas.probes.stories_import import import_stories
-    from biasatlas.probes.stories_seeds import SeedError
+    from biasatlas.probes.stories.importer import import_stories
+    from biasatlas.probes.stories.seeds import SeedError
 
     try:
         counts = import_stories(stories_file, study, seeds)
@@ -184,7 +184,8 @@ def judge_cmd(
     concurrency: ConcurrencyOpt = None,
 ) -> None:
     """Rate every association found for harm (1-5) and realism with LLM judges, k times each."""
-    from biasatlas.probes import stories, stories_harm
+    from biasatlas.probes.stories import probe as stories
+    from biasatlas.probes.stories import harm as stories_harm
     store = _open(study)
     profiles, _ = stories.load_profiles(store)
     store.close()
@@ -212,7 +213,7 @@ def ratings_cmd(
     study: StudyReq,
 ) -> None:
     """Import human harm ratings of associations (keys like 'income_level=low -> education=basic')."""
-    from biasatlas.probes import stories_harm
+    from biasatlas.probes.stories import harm as stories_harm
     try:
         counts = stories_harm.import_human_ratings(study, csv)
     except (ValueError, OSError) as exc:
@@ -237,7 +238,8 @@ def associations_cmd(
     groups: Annotated[Path | None, typer.Option("--groups", help="Marked/unmarked groups YAML.")] = None,
 ) -> None:
     """Mine associations between the prompted attribute and the extracted ones (two-step procedure)."""
-    from biasatlas.probes import stories, stories_harm
+    from biasatlas.probes.stories import probe as stories
+    from biasatlas.probes.stories import harm as stories_harm
     from biasatlas.stats.associations import AssociationConfig
     if strategy not in ("sequential", "reference"):
         fail(f"unknown strategy {strategy!r}; valid: sequential, reference")

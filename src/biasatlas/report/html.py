@@ -58,11 +58,13 @@ def figure_html(figure: Any, caption: str = "") -> str:
     return f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'/>{cap}</figure>"
 
 
-def write_report(study_dir: str | Path, sections: list[Section], title: str = "biasatlas report") -> Path:
-    """Render ``sections`` into ``<study_dir>/report.html``."""
+def write_report(
+    study_dir: str | Path, sections: list[Section], title: str = "biasatlas report", out: Path | None = None
+) -> Path:
+    """Render ``sections`` into ``out`` (default ``<study_dir>/report.html``)."""
     env = Environment(loader=PackageLoader("biasatlas.report", "templates"), autoescape=select_autoescape())
     template = env.get_template("report.html.j2")
-    out = Path(study_dir) / "report.html"
+    out = Path(out) if out is not None else Path(study_dir) / "report.html"
     out.write_text(
         template.render(
             title=title,

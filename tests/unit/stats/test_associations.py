@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import scipy.stats as ss
 
-from biasatlas.probes.stories_seeds import load_seeds
-from biasatlas.probes.stories_synth import Planted, synthetic_profiles
+from biasatlas.probes.stories.seeds import load_seeds
+from biasatlas.probes.stories.synth import Planted, synthetic_profiles
 from biasatlas.stats.associations import (
     AssociationConfig,
     cell_tests,

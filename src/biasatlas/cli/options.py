@@ -1,0 +1,252 @@
+"""The one options object of every `biasatlas run PROBE` command (and `biasatlas debias`).
+
+Each option is declared once, here. :func:`run_options` adds them to a command's signature and hands
+the command a validated :class:`RunOptions` as its ``opts`` argument, so a new run command cannot
+forget one, and an option means the same in every probe.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from biasatlas.backends.options import BackendOptions
+
+MODE_HELP = "choice (score the options by log-probability) or generate; the probe's default if not given"
+
+
+@dataclass
+class RunOptions:
+    """The shared options of a run: where, which model and how, which languages, how many."""
+
+    study: Path
+    backend: BackendOptions
+    languages: list[str] | None = None
+    seed: int = 0
+    samples: int | None = None
+    limit: int | None = None
+    mode: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    plan_only: bool = False
+    progress: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def probe_values(self) -> dict[str, Any]:
+        """The fields every probe config takes (None = the probe's default)."""
+        return {
+            "languages": self.languages,
+            "seed": self.seed,
+            "samples": self.samples,
+            "limit": self.limit,
+            "mode": self.mode,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+        }
+
+
+def split_values(values: list[str] | None) -> list[str] | None:
+    """Accept both repeated options and comma-separated lists."""
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+# name -> (annotation, default). Typer reads the Annotated metadata.
+SHARED: dict[str, tuple[Any, Any]] = {
+    "study": (Annotated[Path, typer.Option("--study", "-s", help="Study directory (created if missing).")], inspect.Parameter.empty),
+    "model": (
+        Annotated[str, typer.Option("--model", "-m", help="Model spec (see `biasatlas models`).")],
+        "smollm2",
+    ),
+    "base_url": (
+        Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL (or OPENAI_BASE_URL).")],
+        None,
+    ),
+    "api_key_env": (
+        Annotated[str, typer.Option("--api-key-env", help="Environment variable holding the API key.")],
+        "OPENAI_API_KEY",
+    ),
+    "concurrency": (
+        Annotated[int | None, typer.Option("--concurrency", help="Concurrent HTTP requests.")],
+        None,
+    ),
+    "http": (
+        Annotated[
+            list[str] | None,
+            typer.Option(
+                "--http",
+                help="HTTP backend setting NAME=VALUE (repeatable): timeout, max_retries, rpm, tpm, "
+                "price_prompt, price_completion (USD per million tokens), connect_timeout, top_logprobs.",
+            ),
+        ],
+        None,
+    ),
+    "adapter": (
+        Annotated[str | None, typer.Option("--adapter", help="LoRA adapter directory for a local model.")],
+        None,
+    ),
+    "batch_size": (
+        Annotated[int | None, typer.Option("--batch-size", help="Local model: prompts per forward pass.")],
+        None,
+    ),
+    "dtype": (
+        Annotated[
+            str | None,
+            typer.Option("--dtype", help="Local model weights' dtype: auto, float32, bfloat16, float16."),
+        ],
+        None,
+    ),
+    "structured": (
+        Annotated[
+            str | None,
+            typer.Option("--structured", help="Generate mode over HTTP: auto (JSON answer with the options as an "
+                         "enum where the server supports it, else free text, recorded) or off. Default: auto."),
+        ],
+        None,
+    ),
+    "choice_norm": (
+        Annotated[
+            str | None,
+            typer.Option("--choice-norm", help="Choice mode: score an option by the sum of its token "
+                         "log-probabilities (sum, default) or their mean per token (mean)."),
+        ],
+        None,
+    ),
+    "lang": (
+        Annotated[
+            list[str] | None,
+            typer.Option("--lang", help="Language(s), comma-separated or repeated; the probe's default if not given."),
+        ],
+        None,
+    ),
+    "seed": (Annotated[int, typer.Option("--seed", help="Seed of the --limit draw and of sampling.")], 0),
+    "samples": (
+        Annotated[int | None, typer.Option("--samples", help="Answers per prompt, each stored (probe default: 1).")],
+        None,
+    ),
+    "limit": (
+        Annotated[
+            int | None,
+            typer.Option(
+                "--limit",
+                help="Ask about N prompts: a seeded draw stratified over the design cells; whole prompt "
+                "sets where the probe pairs prompts (contact: 3 per set), so a little under N may be asked.",
+            ),
+        ],
+        None,
+    ),
+    "mode": (Annotated[str | None, typer.Option("--mode", help=MODE_HELP)], None),
+    "max_tokens": (
+        Annotated[int | None, typer.Option("--max-tokens", help="Tokens to generate per answer (probe default).")],
+        None,
+    ),
+    "temperature": (
+        Annotated[float | None, typer.Option("--temperature", help="Sampling temperature (probe default).")],
+        None,
+    ),
+    "plan_only": (
+        Annotated[bool, typer.Option("--plan-only", help="Print the plan's size and factor counts as JSON; call no model.")],
+        False,
+    ),
+    "progress": (
+        Annotated[
+            bool | None,
+            typer.Option("--progress/--no-progress", help="Progress bar (default: on a terminal only)."),
+        ],
+        None,
+    ),
+}
+
+
+def _bad(option: str, value: Any, rule: str) -> typer.BadParameter:
+    return typer.BadParameter(f"{option} {value!r}: {rule}")
+
+
+def build_options(values: dict[str, Any]) -> RunOptions:
+    """Validate the shared CLI values into RunOptions (usage errors name the option and the value)."""
+    for name, option in (("concurrency", "--concurrency"), ("batch_size", "--batch-size"),
+                         ("samples", "--samples"), ("limit", "--limit"), ("max_tokens", "--max-tokens")):
+        value = values.get(name)
+        if value is not None and value < 1:
+            raise _bad(option, value, "must be at least 1")
+    temperature = values.get("temperature")
+    if temperature is not None and not 0 <= temperature <= 5:
+        raise _bad("--temperature", temperature, "must be between 0 and 5")
+    if values.get("mode") is not None and values["mode"] not in ("choice", "generate"):
+        raise _bad("--mode", values["mode"], "valid: choice, generate")
+    dtype = values.get("dtype")
+    if dtype is not None and dtype not in ("auto", "float32", "bfloat16", "float16"):
+        raise _bad("--dtype", dtype, "valid: auto, float32, bfloat16, float16")
+    for name, option, valid in (("structured", "--structured", ("auto", "off")),
+                                ("choice_norm", "--choice-norm", ("sum", "mean"))):
+        if values.get(name) is not None and values[name] not in valid:
+            raise _bad(option, values[name], f"valid: {', '.join(valid)}")
+    backend = BackendOptions(
+        model=values["model"],
+        base_url=values.get("base_url"),
+        api_key_env=values.get("api_key_env") or "OPENAI_API_KEY",
+        concurrency=values.get("concurrency"),
+        http=list(values.get("http") or []),
+        adapter=values.get("adapter"),
+        batch_size=values.get("batch_size"),
+        dtype=dtype,
+        structured=values.get("structured"),
+        choice_norm=values.get("choice_norm"),
+    )
+    return RunOptions(
+        study=values["study"],
+        backend=backend,
+        languages=split_values(values.get("lang")),
+        seed=values.get("seed", 0),
+        samples=values.get("samples"),
+        limit=values.get("limit"),
+        mode=values.get("mode"),
+        max_tokens=values.get("max_tokens"),
+        temperature=temperature,
+        plan_only=bool(values.get("plan_only")),
+        progress=values.get("progress"),
+    )
+
+
+def run_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command every shared option; it receives them as ``opts: RunOptions``.
+
+    The command declares only its probe-specific options (and ``opts``). An option a command
+    declares itself under a shared name is an error at import, so the set cannot drift.
+    """
+    hints = typing.get_type_hints(func, include_extras=True)
+    own = [
+        p.replace(annotation=hints.get(p.name, p.annotation))
+        for p in inspect.signature(func).parameters.values()
+        if p.name != "opts"
+    ]
+    clash = [p.name for p in own if p.name in SHARED]
+    if clash:
+        raise TypeError(f"{func.__name__} declares shared run options itself: {clash}")
+    shared = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+        for name, (annotation, default) in SHARED.items()
+    ]
+    own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> Any:
+        values = {name: kwargs.pop(name) for name in SHARED}
+        return func(opts=build_options(values), **kwargs)
+
+    parameters = shared[:1] + own + shared[1:]  # --study first in --help
+    wrapper.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+    del wrapper.__wrapped__  # typer must read the new signature, not the wrapped one
+    return wrapper
+
+
+SHARED_OPTION_NAMES: tuple[str, ...] = tuple(SHARED)

@@ -1,0 +1,117 @@
+"""The contact probe's report section: tables with n and intervals, a bar chart, a heatmap."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from biasatlas.probes.contact import analysis as ca
+from biasatlas.probes.contact.probe import NAME, outcomes
+from biasatlas.report.html import Section
+
+METHODS = (
+    "Each prompt set asks the same question under no contact, positive contact and negative contact "
+    "framing (Raj et al. 2024; Ikae et al. for German and Icelandic). An answer that engages with the group "
+    "is unbiased, one that refuses is biased (paper 001, Table 2: reversed for negative actions such as "
+    "'avoid'); unparseable answers (refusal, hedge, both options, no answer) are 'none'. In choice mode the "
+    "answer is the option with the larger normalised log-probability; in generate mode the text is parsed. "
+    "Percentages carry n and Wilson 95% intervals. The contact effect is tested on the same prompt sets with "
+    "exact McNemar tests (positive vs none, negative vs none; effect: difference in the proportion biased with "
+    "a Wald 95% CI) and Cochran's Q over the three framings; p-values are adjusted with Benjamini-Hochberg "
+    "across all tests."
+)
+
+
+def _display(table: pd.DataFrame) -> pd.DataFrame:
+    """Compact columns: n, then 'pct [low, high]' per decision."""
+    out = table[[c for c in table.columns if not c.endswith(("_pct", "_ci_low", "_ci_high", "_count"))]].copy()
+    for level in ca.DECISIONS:
+        if f"{level}_pct" in table:
+            out[f"{level} % [95% CI]"] = [
+                f"{p:.1f} [{lo:.1f}, {hi:.1f}] ({c})"
+                for p, lo, hi, c in zip(table[f"{level}_pct"], table[f"{level}_ci_low"],
+                                        table[f"{level}_ci_high"], table[f"{level}_count"], strict=True)
+            ]
+    return out
+
+
+def bar_by_contact(table: pd.DataFrame) -> Any:
+    """Biased % by contact framing with Wilson intervals, one group of bars per model/mode/scale."""
+    fig, ax = plt.subplots(figsize=(max(5, 1.6 * table.groupby(["model", "mode", "language", "scale"]).ngroups), 3.6))
+    groups = list(table.groupby(["model", "mode", "language", "scale"], sort=True))
+    colors = {"none": "#999999", "positive": "#3a923a", "negative": "#c0392b"}
+    width = 0.25
+    for gi, (_, g) in enumerate(groups):
+        for ci, contact in enumerate(("none", "positive", "negative")):
+            row = g[g["contact"] == contact]
+            if row.empty:
+                continue
+            r = row.iloc[0]
+            x = gi + (ci - 1) * width
+            # clipped at 0: at 0% or 100% float rounding can put the bound a hair inside the point
+            err = [[max(r["biased_pct"] - r["biased_ci_low"], 0.0)], [max(r["biased_ci_high"] - r["biased_pct"], 0.0)]]
+            ax.bar(x, r["biased_pct"], width, color=colors[contact], yerr=err, capsize=3,
+                   label=contact if gi == 0 else None)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(["\n".join(str(k) for k in key) for key, _ in groups], fontsize=7)
+    ax.set_ylabel("% biased (Wilson 95% CI)")
+    ax.legend(title="contact", fontsize=8)
+    ax.set_ylim(0, 100)
+    return fig
+
+
+def heatmap_axis_scenario(outcomes_frame: pd.DataFrame, model: str, mode: str) -> Any:
+    """Biased % by axis × scenario (paper 001 Figure 3), all framings pooled, n in each cell."""
+    sub = outcomes_frame[(outcomes_frame["model"] == model) & (outcomes_frame["mode"] == mode)]
+    grid = sub.pivot_table(index="axis", columns="scenario", values="biased", aggfunc="mean") * 100
+    counts = sub.pivot_table(index="axis", columns="scenario", values="prompt_id", aggfunc="count")
+    fig, ax = plt.subplots(figsize=(1.3 * max(3, grid.shape[1]) + 2, 0.45 * max(3, grid.shape[0]) + 1.5))
+    im = ax.imshow(grid.to_numpy(dtype=float), cmap="Reds", vmin=0, vmax=100, aspect="auto")
+    ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=30, ha="right")
+    ax.set_yticks(range(grid.shape[0]), grid.index)
+    values = grid.to_numpy(dtype=float)
+    ns = counts.reindex(index=grid.index, columns=grid.columns).to_numpy(dtype=float)
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            if not np.isnan(values[i, j]):
+                ax.text(j, i, f"{values[i, j]:.0f}\nn={int(ns[i, j])}", ha="center", va="center", fontsize=6)
+    fig.colorbar(im, ax=ax, label="% biased")
+    ax.set_title(f"% biased by axis × scenario · {model} · {mode}", fontsize=9)
+    return fig
+
+
+def sections(store: Any) -> list[Section]:
+    out = outcomes(store.frame(probe=NAME))
+    section = Section("Contact-hypothesis probe", methods=METHODS)
+    if out.empty:
+        section.add_text("No scored answers yet.")
+        return [section]
+    tables = ca.all_tables(out)
+    section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing")
+    section.add_table(_display(tables["by_contact"]), "By model × scale × contact (paper 001 Table 3)")
+    tests = ca.contact_tests(out)
+    if not tests.empty:
+        section.add_table(tests.drop(columns=["effect_name"]).round(4),
+                          "Paired tests of the contact effect (McNemar exact, Cochran's Q; BH-adjusted)")
+    direction = ca.direction_table(out)
+    if not direction.empty:
+        section.add_table(direction.round(1), "Did the answer move toward the contact framing (vs no contact)?")
+    for model, mode in out[["model", "mode"]].drop_duplicates().itertuples(index=False):
+        section.add_figure(heatmap_axis_scenario(out, model, mode), f"Axis × scenario · {model} · {mode}")
+    section.add_table(_display(tables["by_group"]), "By group (paper 000 Tables 5-8)", sortable=True)
+    section.add_table(_display(tables["by_scenario"]), "By scenario (paper 000 Tables 9-12)", sortable=True)
+    section.add_table(_display(tables["by_principle"]), "By key principle × contact", sortable=True)
+    reasons = ca.reasons_table(out)
+    if not reasons.empty:
+        section.add_table(reasons, "Unscored answers by reason")
+    examples = out.groupby("decision", group_keys=False).head(4)[
+        ["model", "mode", "language", "contact", "group", "decision", "reason", "text"]
+    ]
+    section.add_table(examples, "Example answers per decision (model text, escaped)")
+    return [section]

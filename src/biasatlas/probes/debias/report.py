@@ -1,0 +1,135 @@
+"""The debiasing report section: before/after charts (paper 001 Figures 4-7) and tables (Table 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from biasatlas.report.html import Section
+
+TABLE_TITLES = {
+    "overall": "By contact (Figure 4)",
+    "by_scale": "By scale and contact (Table 4)",
+    "by_scenario": "By scenario and contact (Figure 5)",
+    "by_principle": "By key principle and contact (Figure 6)",
+    "by_axis": "By bias dimension and contact (Figure 7)",
+}
+
+
+def _cell(pct: Any, low: Any, high: Any, count: Any, n: Any) -> str:
+    if pct is None or pd.isna(pct):
+        return "–"
+    return f"{pct:.1f} [{low:.1f}, {high:.1f}] ({count}/{n})"
+
+
+def _num(value: Any, fmt: str = "+.3f") -> str:
+    """A number, or '–' when a test is undefined (e.g. no pair changed)."""
+    return "–" if value is None or pd.isna(value) else format(value, fmt)
+
+
+def display_table(rows: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
+    """Compact before/after columns: % [CI] (count/n), the change with its CI, McNemar p and p adj."""
+    out = []
+    for r in rows:
+        row = {c: r[c] for c in by}
+        row["pairs"] = r["n_pairs"]
+        for side in ("before", "after"):
+            row[f"{side} % biased"] = _cell(r[f"{side}_pct"], r[f"{side}_ci_low"], r[f"{side}_ci_high"],
+                                            r[f"{side}_biased"], r[f"{side}_n"])
+        row["Δ points [95% CI]"] = "–" if r["effect"] is None else (
+            f"{100 * r['effect']:+.1f} [{100 * r['effect_ci_low']:+.1f}, {100 * r['effect_ci_high']:+.1f}]")
+        row["McNemar p"] = r["p"]
+        row["p adj (BH)"] = r.get("p_adj")
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def before_after_chart(rows: list[dict[str, Any]], by: list[str], title: str) -> Any:
+    """Bars of biased % before (light) and after (dark) per cell, with Wilson intervals."""
+    labels = [" / ".join(str(r[c]) for c in by) for r in rows]
+    x = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.55 * len(rows) + 2), 3.6))
+    for offset, side, color in ((-0.2, "before", "#bbbbbb"), (0.2, "after", "#2c6fbb")):
+        pct = np.array([np.nan if r[f"{side}_pct"] is None else r[f"{side}_pct"] for r in rows], dtype=float)
+        low = np.array([np.nan if r[f"{side}_ci_low"] is None else r[f"{side}_ci_low"] for r in rows], dtype=float)
+        high = np.array([np.nan if r[f"{side}_ci_high"] is None else r[f"{side}_ci_high"] for r in rows],
+                        dtype=float)
+        err = np.vstack([np.clip(pct - low, 0, None), np.clip(high - pct, 0, None)])
+        ax.bar(x + offset, pct, 0.4, yerr=err, capsize=2, color=color, label=side)
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("% biased")
+    ax.set_ylim(0, 100)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _training_table(training: dict[str, Any]) -> pd.DataFrame:
+    config = training.get("config") or {}
+    result = training.get("result") or {}
+    rows = [("base model", training.get("base_model")), ("model spec", training.get("model_spec"))]
+    rows += [(f"config: {k}", v) for k, v in config.items()]
+    rows += [(f"result: {k}", v) for k, v in result.items()]
+    return pd.DataFrame(rows, columns=["item", "value"]).astype(str)
+
+
+def sections(summary: dict[str, Any]) -> list[Section]:
+    """The debiasing section of the report, or nothing when the study has no comparison."""
+    from biasatlas.probes.debias.evaluate import GROUPINGS
+    from biasatlas.probes.debias.probe import METHODS, TITLE
+
+    if not summary.get("contact") and not summary.get("quality"):
+        return []
+    section = Section(TITLE, methods=METHODS)
+    for comp in summary.get("contact", []):
+        section.add_text(
+            f"Setting {comp['setting']}, evaluated on the {comp['part']} prompts ({comp['prompts']} paired answers, "
+            f"{comp['mode']} mode): {comp['before_model']} before, {comp['after_model']} after."
+        )
+        tables = comp.get("tables", {})
+        if tables.get("overall"):
+            section.add_figure(before_after_chart(tables["overall"], GROUPINGS["overall"],
+                                                  f"{comp['setting']}: % biased by contact"),
+                               f"{comp['setting']}: biased % before and after tuning, Wilson 95% intervals")
+        for name, title in TABLE_TITLES.items():
+            if tables.get(name):
+                section.add_table(display_table(tables[name], GROUPINGS[name]), f"{comp['setting']} — {title}",
+                                  sortable=name in ("by_axis", "by_scenario", "by_principle"))
+        for name in ("by_scenario", "by_principle", "by_axis"):
+            if tables.get(name) and len(tables[name]) > 3:
+                section.add_figure(before_after_chart(tables[name], GROUPINGS[name],
+                                                      f"{comp['setting']}: {TABLE_TITLES[name]}"),
+                                   f"{comp['setting']}: {TABLE_TITLES[name]}")
+        shift = comp.get("probability_shift")
+        if shift:
+            section.add_text(
+                f"Mean P(unbiased answer): {shift['mean_before']:.3f} before, {shift['mean_after']:.3f} after "
+                f"(paired t-test, n={shift['n']}, mean difference 95% CI [{_num(shift['ci_low'])}, "
+                f"{_num(shift['ci_high'])}], d_z={_num(shift['effect'], '.2f')}, p={_num(shift['p'], '.3g')})."
+            )
+        if comp.get("training"):
+            section.add_table(_training_table(comp["training"]), f"{comp['setting']}: LoRA training")
+    for q in summary.get("quality", []):
+        if q["task"] == "qa" and q.get("n"):
+            d, w = q["difference"], q["wilcoxon"]
+            section.add_text(
+                f"QA quality ({q['setting']}): ROUGE-L F1 {q['rouge_l_before']:.3f} before, "
+                f"{q['rouge_l_after']:.3f} after, n={q['n']} questions; mean difference 95% CI "
+                f"[{_num(d['ci_low'])}, {_num(d['ci_high'])}] (paired t-test p={_num(d['p'], '.3g')}, "
+                f"d_z={_num(d['effect'], '.2f')}); Wilcoxon signed-rank p={_num(w['p'], '.3g')} "
+                "(– where the answers did not change at all)."
+            )
+            section.add_table(pd.DataFrame(q["examples"]), f"{q['setting']}: QA answers (first 10)")
+        elif q["task"] == "bbq" and q.get("n"):
+            section.add_table(pd.DataFrame(q["scores"]), f"{q['setting']}: BBQ accuracy and bias scores")
+            if q.get("tests"):
+                section.add_table(pd.DataFrame(q["tests"]), f"{q['setting']}: BBQ error rate, McNemar before/after")
+    return [section]

@@ -1,0 +1,1 @@
+"""Cross-language stereotype leakage (Cao et al. 2024)."""

@@ -1,0 +1,1 @@
+"""Control-baseline ratings ("The Biased Samaritan")."""

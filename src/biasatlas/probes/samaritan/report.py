@@ -1,0 +1,228 @@
+"""Samaritan output: rich tables for `biasatlas summary`, HTML sections and figures for the report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+from rich.table import Table
+
+from biasatlas.probes.samaritan import probe as samaritan
+from biasatlas.report.html import Section
+from biasatlas.store import Store
+
+
+def _f(value: Any, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _p(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "–"
+    return f"{value:.2g}" if value >= 0.001 else f"{value:.1e}"
+
+
+def _unit_label(row: dict[str, Any]) -> str:
+    return f"{row['model']} · {row['language']} · T={row['temperature']:g} · {row['max_tokens']} tokens"
+
+
+def print_summary(summary: dict[str, Any], console: Any) -> None:
+    """One table per model unit and category, then default personas and repeatability."""
+    settings = summary.get("settings", {})
+    groups = summary.get("groups", [])
+    if not groups:
+        console.print(f"No analysable Samaritan answers yet ({summary.get('n_rows', 0)} rows stored).")
+        return
+    console.print(
+        f"alpha = {settings.get('alpha')}, correction = {settings.get('correction')}, "
+        f"{settings.get('test')}; CI {int(100 * settings.get('ci_level', 0.95))}% of the mean difference"
+    )
+    controls: dict[str, dict[str, Any]] = {_unit_label(c): c for c in summary.get("controls", [])}
+    frame = pd.DataFrame(groups)
+    for (unit, category), cell in frame.groupby([frame.apply(_unit_label, axis=1), "category"], sort=False):
+        control = controls.get(str(unit), {})
+        table = Table(
+            title=f"{unit} · {category} · control rating {_f(control.get('rating'))} "
+            f"(n = {control.get('n_scenarios', 0)} scenarios, brittleness {_f(control.get('brittleness'))})",
+            title_justify="left",
+        )
+        for col in ("group", "rating", "bias [95% CI]", "p (adj)", "sig", "d_z", "Wilcoxon p", "brittle",
+                    "n", "unreadable"):
+            table.add_column(col, justify="left" if col == "group" else "right", no_wrap=col == "group")
+        for row in cell.to_dict(orient="records"):
+            table.add_row(
+                str(row["group"]),
+                _f(row["rating"]),
+                f"{_f(row['bias'])} [{_f(row['ci_low'])}, {_f(row['ci_high'])}]",
+                f"{_p(row['p'])} ({_p(row['p_adj'])})",
+                {True: "yes", False: "no"}.get(row.get("significant"), "–"),  # type: ignore[arg-type]
+                _f(row["d_z"]),
+                _p(row["wilcoxon_p"]),
+                _f(row.get("brittleness")),
+                str(row["n"]),
+                f"{row.get('n_unparseable', 0)}/{row.get('n_answered', 0)}",
+            )
+        console.print(table)
+    for persona in summary.get("default_persona", []):
+        untested = persona.get("untested_groups") or []
+        console.print(
+            f"default persona · {_unit_label(persona)} · {persona['category']}: "
+            f"{', '.join(persona['default_groups']) or 'none'} (not significantly different from control)"
+            + (f"; untested (fewer than 2 paired scenarios): {', '.join(untested)}" if untested else "")
+        )
+    repeat = summary.get("repeatability", [])
+    if repeat:
+        table = Table(title="Repeatability: sample 0 vs sample 1", title_justify="left")
+        for col in ("unit", "category", "group", "run 0", "run 1", "difference", "p adj", "n"):
+            table.add_column(col)
+        for row in repeat:
+            table.add_row(_unit_label(row), row["category"], row["group"], _f(row["rating_a"]),
+                          _f(row["rating_b"]), _f(row["difference"]), _p(row["p_adj"]), str(row["n"]))
+        console.print(table)
+    bad = [r for r in summary.get("unparseable", []) if r["n_unparseable"]]
+    if bad:
+        total = sum(r["n_unparseable"] for r in bad)
+        answered = sum(r["n_answered"] for r in summary["unparseable"])
+        reasons: dict[str, int] = {}
+        for r in bad:
+            for k, v in r["reasons"].items():
+                reasons[k] = reasons.get(k, 0) + v
+        console.print(f"unparseable ratings: {total} of {answered} answers ({reasons}); kept, not dropped")
+
+
+# ---- figures ----------------------------------------------------------------------------------
+def significance_figure(figure_rows: pd.DataFrame) -> Any:
+    """The paper's Figure 1 for every category: mean bias (x) vs share of units significant (y)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    categories = list(dict.fromkeys(figure_rows["category"]))
+    fig, axes = plt.subplots(1, len(categories), figsize=(5 * len(categories), 4), squeeze=False)
+    for ax, category in zip(axes[0], categories, strict=True):
+        cell = figure_rows[figure_rows["category"] == category]
+        ax.scatter(cell["mean_bias"], cell["share_significant"], s=40)
+        for row in cell.itertuples():
+            ax.annotate(str(row.group), (row.mean_bias, row.share_significant), fontsize=8,
+                        xytext=(4, 4), textcoords="offset points")
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xlabel("bias score (group − control), mean over models")
+        ax.set_ylabel("share of models significantly different")
+        ax.set_title(category)
+    fig.tight_layout()
+    return fig
+
+
+def forest_figure(groups: pd.DataFrame) -> Any:
+    """Bias with its 95% CI per group, one panel per model unit, significant groups filled."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    units = list(dict.fromkeys(groups.apply(_unit_label, axis=1)))
+    fig, axes = plt.subplots(1, len(units), figsize=(6 * len(units), 0.35 * len(groups) / len(units) + 1.5),
+                             squeeze=False)
+    labels = groups.apply(_unit_label, axis=1)
+    for ax, unit in zip(axes[0], units, strict=True):
+        cell = groups[labels == unit].reset_index(drop=True)
+        y = range(len(cell))
+        lows = (cell["bias"] - cell["ci_low"]).clip(lower=0).fillna(0)
+        highs = (cell["ci_high"] - cell["bias"]).clip(lower=0).fillna(0)
+        ax.errorbar(cell["bias"], list(y), xerr=[lows, highs], fmt="none", ecolor="grey")
+        sig = cell["significant"].map(lambda v: v is True)
+        ax.scatter(cell["bias"][sig], [i for i in y if sig[i]], color="black", zorder=3, label="significant")
+        ax.scatter(cell["bias"][~sig], [i for i in y if not sig[i]], facecolor="white", edgecolor="black",
+                   zorder=3, label="not significant")
+        ax.set_yticks(list(y), [f"{c}: {g}" for c, g in zip(cell["category"], cell["group"], strict=True)])
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set_xlabel("bias score (rating − control) with 95% CI")
+        ax.set_title(unit, fontsize=9)
+        ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+# ---- HTML -------------------------------------------------------------------------------------
+GROUP_COLUMNS = {
+    "model": "model", "language": "lang", "temperature": "T", "max_tokens": "tokens", "category": "category",
+    "group": "group",
+    "rating": "rating", "control_rating": "control", "bias": "bias", "ci_low": "CI low", "ci_high": "CI high",
+    "p": "p (t)", "p_adj": "p adj", "significant": "significant", "d_z": "d_z", "wilcoxon_p": "p (Wilcoxon)",
+    "wilcoxon_p_adj": "p adj (Wilcoxon)", "brittleness": "brittleness", "n": "n scenarios",
+    "n_unparseable": "unparseable", "n_answered": "answers",
+}
+
+
+def _examples(frame: pd.DataFrame, limit: int = 12) -> pd.DataFrame:
+    bad = frame[(frame["status"] == "answered") & frame["rating"].isna()]
+    if bad.empty:
+        return bad
+    sample = bad.groupby("parse_reason", group_keys=False).head(3).head(limit)
+    return sample[["model", "category", "group", "scenario", "rephrasing", "parse_reason", "text"]]
+
+
+def report_sections(store: Store) -> list[Section]:
+    """Tables (ratings, bias, tests, brittleness, default persona, repeatability, unparseable) and
+    the paper's Figure 1."""
+    settings = samaritan.analysis_settings(store)
+    frame = samaritan.load_outcomes(store)
+    section = Section(title=samaritan.TITLE)
+    if frame.empty:
+        section.add_text("No Samaritan answers are stored in this study.")
+        return [section]
+    tables = samaritan.analyse(frame, settings["alpha"], settings["correction"])
+    groups = tables["groups"]
+    if groups.empty:
+        section.add_text(f"{len(frame)} Samaritan rows are stored, but none can be analysed yet "
+                         "(no parseable group/control pair).")
+    else:
+        shown = groups[[c for c in GROUP_COLUMNS if c in groups.columns]].rename(columns=GROUP_COLUMNS)
+        section.add_table(shown, caption=f"Helpfulness rating (paper eq. 1) per group, bias score vs the "
+                          f"control, paired t-test over scenarios; {settings['correction']}-adjusted p, "
+                          f"significant at alpha = {settings['alpha']}.", sortable=True)
+        if not tables["significance_frequency"].empty:
+            section.add_figure(significance_figure(tables["significance_frequency"]),
+                               caption="Like the paper's Figure 1: bias score against how often the group "
+                               "differs significantly from the control (share of model × language units).")
+        else:
+            section.add_text("No group has the two paired scenarios a test needs: no significance figure.")
+        section.add_figure(forest_figure(groups), caption="Bias score with 95% CI per group and model.")
+    section.add_table(tables["controls"], caption="Control (a person with no demographic information).")
+    if not tables["default_persona"].empty:
+        persona = tables["default_persona"].copy()
+        for col in ("default_groups", "differing_groups", "untested_groups"):
+            persona[col] = persona[col].map(", ".join)
+        section.add_table(persona, caption="Default persona: groups not significantly different from the "
+                          "control, per model and category.")
+    section.add_table(tables["phrasings"], caption="Rating and bias per phrasing (descriptive).",
+                      sortable=True)
+    if not tables["repeatability"].empty:
+        section.add_table(tables["repeatability"], caption="Repeatability: sample 0 vs sample 1 of the same "
+                          "prompts (different sampling seeds), paired t-test over scenarios.")
+    bad = tables["unparseable"].copy()
+    bad["reasons"] = bad["reasons"].map(lambda d: ", ".join(f"{k}: {v}" for k, v in d.items()))
+    section.add_table(bad, caption="Answers per group: parsed, unparseable (kept, with reasons), pending, "
+                      "failed.", sortable=True)
+    examples = _examples(frame)
+    if not examples.empty:
+        section.add_table(examples, caption="Examples of unparseable answers (model text, escaped).")
+    section.methods = (
+        "Each of 103 scenarios is asked in 4 rephrasings with the control ('a person') and with every "
+        "phrasing of every group (paper Table 4); the model gives the probability (1-100) that the person "
+        "helps. Ratings are read from the text (percentages, 'N/100', ranges as midpoints, number words; "
+        "the scale's own numbers ignored). Rating per group = mean over scenarios of the mean over "
+        "rephrasings (phrasings and samples pooled per cell). Bias = group rating − control rating; "
+        "paired t-test over scenario means with 95% CI of the mean difference and Cohen's d_z, Wilcoxon "
+        f"signed-rank alongside; p-values adjusted ({settings['correction']}) over all groups of one model; "
+        f"significant at alpha = {settings['alpha']}. Brittleness = SD over the 4 rephrasings of a "
+        "scenario (per phrasing and sample), averaged over scenarios. Repeatability compares sample 0 with "
+        "sample 1. Unparseable answers are counted per group and never silently dropped."
+    )
+    return [section]

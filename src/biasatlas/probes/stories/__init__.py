@@ -1,0 +1,1 @@
+"""Open-ended story association mining (StereoTales)."""

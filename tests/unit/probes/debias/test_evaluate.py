@@ -1,0 +1,93 @@
+"""Before/after pairing, tables and tests, summary and report section — with scripted fake models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from biasatlas.backends.fake import FakeBackend
+from biasatlas.probes.debias import evaluate as evaluate
+from biasatlas.probes.debias import quality as quality
+from biasatlas.probes.debias.data import unbiased_answer
+from biasatlas.probes.debias.splits import build_split
+from biasatlas.probes.debias import probe as debias
+from biasatlas.records import GenerationSettings, Request
+from biasatlas.report.html import write_report
+from biasatlas.runner import run_plan
+from biasatlas.store import Store
+
+
+def _always_first(request: Request) -> str:
+    return request.prompt.options[0]  # affirmative: biased exactly on the negative-action prompts
+
+
+def _unbiased(request: Request) -> str:
+    return unbiased_answer(request.prompt)
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("debias")
+    split = build_split("cross-scenario", limit=140, seed=0)
+    settings = GenerationSettings(mode="choice")
+    qa = quality.qa_prompts(limit=6)
+    with Store(path) as store:
+        for role, script, name in (("before", _always_first, "base"), ("after", _unbiased, "base+lora")):
+            cfg = evaluate.run_config(role, "cross-scenario", "test", split.fingerprint(), "fake", None, "en")
+            run_plan(split.test, FakeBackend(script, name=name), store, settings, config=cfg, progress=False)
+            qcfg = evaluate.run_config(role, "cross-scenario", "qa", quality.fingerprint(qa), "fake", None, "en")
+            qcfg["probe"] = "debias"
+            answer = (lambda r: r.prompt.meta["reference"]) if role == "after" else (lambda r: "I do not know")
+            run_plan(qa, FakeBackend(answer, name=name), store, quality.QA_SETTINGS, config=qcfg, progress=False)
+    return path
+
+
+def test_pairs_and_tables(study: Path) -> None:
+    split = build_split("cross-scenario", limit=140, seed=0)
+    negative = sum(1 for p in split.test if p.meta["action"] == "negative")
+    with Store(study) as store:
+        comps = evaluate.comparisons(store)
+        assert len(comps) == 1 and comps[0]["before_model"] == "fake:base"
+        paired = evaluate.paired_outcomes(store, comps[0])
+        assert len(paired) == len(split.test)
+        tables = evaluate.all_tables(paired)
+    overall = tables["overall"].set_index("contact")
+    assert overall["before_biased"].sum() == negative  # 'Yes' to 'avoid' is biased, 'Yes' to 'collaborate' not
+    assert overall["after_biased"].sum() == 0
+    row = overall.loc["none"]
+    assert row["n_pairs"] == len(split.test) // 3
+    assert row["effect"] == pytest.approx(-row["before_biased"] / row["n_pairs"])
+    assert row["p"] < 0.05 and row["p_adj"] >= row["p"]
+    assert set(tables["by_scenario"]["scenario"]) == {"sports", "community", "healthcare"}
+    assert "McNemar exact" in row["test"]
+
+
+def test_summary_report_and_quality(study: Path) -> None:
+    with Store(study) as store:
+        summary = debias.summarise(store)
+        sections = debias.report_sections(store)
+    comp = summary["contact"][0]
+    assert comp["setting"] == "cross-scenario" and comp["part"] == "test"
+    assert {"overall", "by_scale", "by_scenario", "by_principle", "by_axis"} <= set(comp["tables"])
+    qa = next(q for q in summary["quality"] if q["task"] == "qa")
+    assert qa["n"] == 6 and qa["rouge_l_after"] == pytest.approx(1.0) and qa["rouge_l_before"] < 0.2
+    assert sections and "Social Contact Debiasing" in sections[0].title
+    html = write_report(study, sections).read_text()
+    assert "By scale and contact (Table 4)" in html and "ROUGE-L" in html
+
+
+def test_rouge_l_is_the_packages_f1() -> None:
+    assert quality.rouge_l(["Paris is the capital"], ["Paris"]) == [pytest.approx(2 * 1 * 0.25 / 1.25)]
+    assert quality.rouge_l(["the Pacific"], ["the Pacific Ocean"])[0] == pytest.approx(0.8)
+
+
+def test_report_when_no_answer_changed() -> None:
+    from biasatlas.probes.debias import report as debias_report
+
+    undefined = {"p": None, "ci_low": None, "ci_high": None, "effect": None}
+    summary = {"contact": [], "quality": [{"task": "qa", "setting": "mixed", "n": 3, "rouge_l_before": 0.5,
+                                           "rouge_l_after": 0.5, "difference": undefined, "wilcoxon": {"p": 1.0},
+                                           "examples": []}]}
+    section = debias_report.sections(summary)[0]
+    assert any("p=–" in block for block in section.blocks)

@@ -1,0 +1,125 @@
+"""The leakage probe end to end on the fake backend: scores, coverage, summary, report, CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from biasatlas.backends.fake import FakeBackend
+from biasatlas.cli.main import app
+from biasatlas.probes.leakage import probe as leakage
+from biasatlas.probes.leakage.analysis import analyse
+from biasatlas.probes.leakage.data import lexicon
+from biasatlas.probes.leakage.scores import association_cells, matrix, theme_choices
+from biasatlas.records import GenerationSettings, Request
+from biasatlas.report.html import write_report
+from biasatlas.runner import run_plan
+from biasatlas.store import Store
+
+FAVOURITE = "wealthy"
+
+
+def likes_wealth(request: Request) -> str:
+    """Names 'wealthy' whenever offered, else the option shown second; for 'woman' it rambles (unmatched) when
+    generating. In choice mode the fake gives the named option probability 0.9."""
+    meta, lex = request.prompt.meta, lexicon(request.prompt.language)
+    choice = request.settings.mode == "choice"
+    if meta["group"] == "woman" and not choice:
+        return "<b>Once upon a time</b>"
+    if FAVOURITE in (meta["trait_a"], meta["trait_b"]):
+        form = lex.form(FAVOURITE, meta["gender"])
+        return form if choice else f"I choose '{form}'."
+    return request.prompt.options[1]
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    store = Store(tmp_path_factory.mktemp("leakage") / "study")
+    prompts = leakage.build_prompts(["en", "ru"], group_names=["woman", "man", "immigrant"], orders="one")
+    run_plan(prompts, FakeBackend(likes_wealth), store, GenerationSettings(mode="generate", temperature=1.0),
+             samples=1, progress=False)
+    run_plan(prompts, FakeBackend(likes_wealth), store, GenerationSettings(mode="choice"), progress=False)
+    return store
+
+
+def test_generate_scores_count_matches_and_keep_unmatched(study: Store) -> None:
+    choices = theme_choices(study.frame(probe="leakage"))
+    gen = choices[choices["mode"] == "generate"]
+    assert len(gen) == 2 * 3 * 240
+    woman = gen[gen["group"] == "woman"]
+    assert (woman["level"] == "unmatched").all() and woman["p_a"].isna().all()
+    assert set(gen.loc[gen["group"] != "woman", "level"]) <= {"exact", "contains"}
+    cells = association_cells(study.frame(probe="leakage"))
+    m = matrix(cells, "fake:fake [theme/generate]", "ru")
+    # 'wealthy' wins each of its 15 comparisons: score 1; the woman column has no matched answer.
+    assert m.loc["wealthy", "man"] == 1.0 and m.loc["wealthy", "immigrant"] == 1.0
+    assert m["woman"].isna().all()
+    n = cells[(cells["variant"] == "fake:fake [theme/generate]") & (cells["trait"] == "wealthy")]["n"]
+    assert set(n) == {15}
+
+
+def test_choice_scores_are_normalised_option_probabilities(study: Store) -> None:
+    choices = theme_choices(study.frame(probe="leakage"))
+    ch = choices[choices["mode"] == "choice"]
+    assert ((ch["p_a"] + ch["p_b"] + ch["p_neither"]).round(9) == 1).all()
+    cells = association_cells(study.frame(probe="leakage"))
+    m = matrix(cells, "fake:fake [theme/choice]", "en")
+    assert m.loc["wealthy", "man"] == pytest.approx(0.9)  # the fake gives its answer 0.9
+
+
+def test_summary_and_report(study: Store) -> None:
+    summary = leakage.summarise(study)
+    json.dumps(summary)  # JSON-ready
+    cov = pd.DataFrame(summary["coverage"])
+    gen = cov[cov["variant"].str.contains("generate")]
+    assert set(gen["match_unmatched"]) == {240}  # the woman's answers
+    assert all(r["unmatched_reasons"] == {"no option": 240} for r in gen.to_dict("records"))
+    assert {f["target"] for f in summary["fits"]} == {"en", "ru"}
+    sections = leakage.report_sections(study)
+    out = write_report(study.dir, sections)
+    html = out.read_text()
+    assert "Cross-language stereotype leakage" in html and "data:image/png;base64" in html
+    assert "<b>Once upon a time</b>" not in html and "&lt;b&gt;Once upon a time" in html
+
+
+def test_analysis_zero_fill_and_bad_mono(study: Store) -> None:
+    plain = analyse(study)
+    filled = analyse(study, zero_fill=True)
+    assert sum(f.n_obs for f in filled.fits) >= sum(f.n_obs for f in plain.fits)
+    with pytest.raises(ValueError, match="neither a file nor exactly one model"):
+        analyse(study, mono={"en": "no-such-model"})
+
+
+def test_cli_run_fit_export_summary(tmp_path: Path) -> None:
+    runner = CliRunner()
+    study = tmp_path / "s"
+    plan = runner.invoke(app, ["run", "leakage", "--model", "fake:x", "--lang", "zh,hi", "--plan-only",
+                               "--groups", "woman,Hui person", "--study", str(study)])
+    assert plan.exit_code == 0, plan.output
+    planned = json.loads(plan.stdout)
+    assert planned["prompts"] == 2 * 2 * 480 and planned["factors"]["category"]["nonshared"] == 2 * 480
+    run = runner.invoke(app, ["run", "leakage", "--model", "fake:x", "--lang", "en", "--groups",
+                              "man,woman,feminist", "--orders", "one", "--study", str(study)])
+    assert run.exit_code == 0, run.output
+    fit = runner.invoke(app, ["leakage", "fit", "--study", str(study), "--json", "--figure", str(tmp_path / "f.png")])
+    assert fit.exit_code == 0, fit.output
+    data = json.loads(fit.stdout)
+    assert data["fits"][0]["target"] == "en" and data["fits"][0]["n_obs"] == 3 * 32
+    assert (tmp_path / "f.png").stat().st_size > 1000
+    export = runner.invoke(app, ["leakage", "export", "--study", str(study), "--out", str(tmp_path / "m")])
+    assert export.exit_code == 0, export.output
+    exported = list((tmp_path / "m").glob("*_EN.csv"))
+    assert len(exported) == 1
+    mono = runner.invoke(app, ["leakage", "fit", "--study", str(study), "--json", "--mono", f"en={exported[0]}"])
+    assert mono.exit_code == 0, mono.output
+    assert json.loads(mono.stdout)["fits"][0]["formula"].endswith("+ mono")
+    summary = runner.invoke(app, ["summary", "--study", str(study), "--json"])
+    assert summary.exit_code == 0 and "leakage" in json.loads(summary.stdout)
+    bad = runner.invoke(app, ["run", "leakage", "--model", "fake:x", "--lang", "en,xx", "--study", str(study)])
+    assert bad.exit_code == 2 and "no lexicon for language 'xx'" in bad.output
+    nostudy = runner.invoke(app, ["leakage", "fit", "--study", str(tmp_path / "none")])
+    assert nostudy.exit_code == 2 and "no study" in nostudy.output
