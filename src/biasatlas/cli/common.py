@@ -67,22 +67,53 @@ def show_progress(opts: RunOptions) -> bool:
 def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunTotals]:
     """What every `biasatlas run PROBE` does: validate, plan (or print the plan), run, report totals."""
     from biasatlas.probes import load_probe
-    from biasatlas.probes.base import ProbeConfigError
+    from biasatlas.probes.base import CLI_COMMAND, ProbeConfigError
 
+    CLI_COMMAND.set(resume_command())
     probe = load_probe(name)
     try:
         config = probe.config(**opts.probe_values(), **specific)
         if opts.plan_only:
             print_plan(probe.plan_summary(probe.plan(config), config))
             return []
-        return probe.run(config, opts.backend, opts.study, progress=show_progress(opts), on_totals=print_totals)
+        totals = probe.run(config, opts.backend, opts.study, progress=show_progress(opts), on_totals=print_totals)
     except ProbeConfigError as exc:
         fail(str(exc))
     except BackendError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         interrupted(opts.study)
-    raise AssertionError  # unreachable: fail() and interrupted() exit
+    finish(totals)
+    return totals
+
+
+# Exit codes of a run (documented in the README): 0 every prompt answered; 3 finished, but some prompts
+# failed (run again to retry them); 4 stopped early (a fatal error class or a sustained failure rate);
+# 130 interrupted (Ctrl-C or SIGTERM); 2 a usage or setup error.
+EXIT_FAILURES = 3
+EXIT_STOPPED = 4
+EXIT_INTERRUPTED = 130
+
+
+def resume_command() -> str:
+    """The command line that resumes this run (the same command: it asks only what is missing)."""
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in ["biasatlas", *sys.argv[1:]])
+
+
+def finish(totals: Sequence[RunTotals]) -> None:
+    """Exit non-zero, with one line and the resume command, unless every step answered everything."""
+    stopped = [t for t in totals if t.status == "stopped"]
+    failed = sum(t.failed + t.pending for t in totals)
+    if stopped:
+        reason = stopped[0].info.get("stop_reason", "the backend kept failing")
+        console.print(f"[bold red]stopped[/]: {reason}; {failed} prompts not answered. Resume: {resume_command()}")
+        raise typer.Exit(EXIT_STOPPED)
+    if failed:
+        console.print(f"[bold yellow]finished with failures[/]: {failed} prompts not answered. "
+                      f"Resume: {resume_command()}")
+        raise typer.Exit(EXIT_FAILURES)
 
 
 def interrupted(study: Path) -> None:
@@ -91,10 +122,10 @@ def interrupted(study: Path) -> None:
     try:
         with Store(study) as store:
             count = f"{store.response_count()} answers are"
-    except Exception:  # noqa: BLE001 - the message matters more than the count
+    except Exception:
         pass
-    console.print(f"[yellow]interrupted[/]: {count} stored in {study}; run the same command again to resume.")
-    raise typer.Exit(130)
+    console.print(f"[yellow]interrupted[/]: {count} stored in {study}. Resume: {resume_command()}")
+    raise typer.Exit(EXIT_INTERRUPTED)
 
 
 def print_totals(totals: RunTotals) -> None:
@@ -109,8 +140,6 @@ def print_totals(totals: RunTotals) -> None:
         console.print(f"http: {format_stats(totals.info['http'])}")
     if totals.info.get("choice_fallback"):
         console.print(f"[yellow]note[/]: {totals.info['choice_fallback']}")
-    if totals.failed:
-        console.print(f"[yellow]{totals.failed} requests failed; run again to retry them.[/]")
 
 
 def print_plan(plan: dict[str, Any]) -> None:
@@ -128,20 +157,26 @@ def execute(
     progress: bool | None = None,
 ) -> RunTotals:
     """Run a plan into the study (extra steps: judges, debias evaluation); Ctrl-C keeps every answer, exits 130."""
+    from biasatlas.lock import study_writer
+
     if not prompts:
         fail("the plan is empty: nothing to ask (check the filters)")
-    store = Store(study)
     if progress is None:
         progress = sys.stderr.isatty() or bool(os.environ.get("BIASATLAS_PROGRESS"))
+    store: Store | None = None
     try:
-        totals = run_plan(prompts, backend, store, settings, samples=samples, config=config, progress=progress)
+        with study_writer(study):
+            store = Store(study)
+            totals = run_plan(prompts, backend, store, settings, samples=samples, config=config,
+                              progress=progress)
     except KeyboardInterrupt:
-        store.close()
-        backend.close()
         interrupted(study)
         raise
     finally:
         backend.close()
-        store.close()
+        if store is not None:
+            store.close()
     print_totals(totals)
+    if totals.status == "stopped":
+        finish([totals])
     return totals

@@ -72,10 +72,20 @@ def summary(
         data = load_probe(name).summarise(store, **analysis)
         if data or name != "debias":  # debias is empty when the study holds no comparison
             result[name] = data
+    from biasatlas.cli.pending import unfinished_runs
+
+    unfinished = unfinished_runs(store)
     if as_json:
-        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n")
+        sys.stdout.write(json.dumps({**result, "unfinished_runs": unfinished}, indent=2, ensure_ascii=False,
+                                    default=str) + "\n")
         return
     console = Console()
+    for run in unfinished:
+        resume = f" Resume: {run['resume']}" if run["resume"] else " Run the same command again to resume."
+        console.print(
+            f"[yellow]unfinished[/]: run {run['run_id']} of {run['probe']} on {run['backend']} "
+            f"{run['status']}: planned {run['planned']}, answered {run['answered']}, pending {run['pending']}.{resume}"
+        )
     if not result:
         console.print("The study holds no answers yet.")
     for name, data in result.items():
@@ -113,8 +123,14 @@ def models() -> None:
 
 def main() -> None:  # pragma: no cover - console script
     """Console script: option errors are one line (option, value, valid choices) and exit 2."""
+    import signal
+
     import click
 
+    def _terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops a run exactly like Ctrl-C: answers kept, run marked, exit 130
+
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         code = app(standalone_mode=False)
         sys.exit(code if isinstance(code, int) else 0)

@@ -61,7 +61,10 @@ def split_values(values: list[str] | None) -> list[str] | None:
 
 # name -> (annotation, default). Typer reads the Annotated metadata.
 SHARED: dict[str, tuple[Any, Any]] = {
-    "study": (Annotated[Path, typer.Option("--study", "-s", help="Study directory (created if missing).")], inspect.Parameter.empty),
+    "study": (
+        Annotated[Path, typer.Option("--study", "-s", help="Study directory (created if missing).")],
+        inspect.Parameter.empty,
+    ),
     "model": (
         Annotated[str, typer.Option("--model", "-m", help="Model spec (see `biasatlas models`).")],
         "smollm2",
@@ -153,7 +156,9 @@ SHARED: dict[str, tuple[Any, Any]] = {
         None,
     ),
     "plan_only": (
-        Annotated[bool, typer.Option("--plan-only", help="Print the plan's size and factor counts as JSON; call no model.")],
+        Annotated[
+            bool, typer.Option("--plan-only", help="Print the plan's size and factor counts as JSON; call no model.")
+        ],
         False,
     ),
     "progress": (
@@ -189,6 +194,14 @@ def build_options(values: dict[str, Any]) -> RunOptions:
                                 ("choice_norm", "--choice-norm", ("sum", "mean"))):
         if values.get(name) is not None and values[name] not in valid:
             raise _bad(option, values[name], f"valid: {', '.join(valid)}")
+    if values.get("http"):
+        from biasatlas.backends.base import BackendError
+        from biasatlas.backends.openai_compat import parse_settings
+
+        try:
+            parse_settings(values["http"])
+        except BackendError as exc:
+            raise typer.BadParameter(str(exc)) from None
     backend = BackendOptions(
         model=values["model"],
         base_url=values.get("base_url"),

@@ -12,6 +12,7 @@ import random
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -24,10 +25,13 @@ if TYPE_CHECKING:  # pandas and the report are imported on use: CLI start-up sta
     import pandas as pd
 
     from biasatlas.backends.options import BackendOptions
-    from biasatlas.runner import RunTotals
-
     from biasatlas.report.html import Section
+    from biasatlas.runner import RunTotals
     from biasatlas.store import Store
+
+
+#: the CLI command line being run (set by the CLI; None when called from Python)
+CLI_COMMAND: ContextVar[str | None] = ContextVar("biasatlas_cli_command", default=None)
 
 
 class ProbeConfigError(ValueError):
@@ -76,7 +80,9 @@ class Probe(ABC):
         except ValidationError as exc:
             raise ProbeConfigError(_validation_message(exc)) from None
         if config.mode is not None and config.mode not in self.modes:
-            raise ProbeConfigError(f"--mode {config.mode!r} is not valid for {self.name}; valid: {', '.join(self.modes)}")
+            raise ProbeConfigError(
+                f"--mode {config.mode!r} is not valid for {self.name}; valid: {', '.join(self.modes)}"
+            )
         bad = [lang for lang in (config.languages or []) if lang not in self.languages]
         if bad:
             raise ProbeConfigError(
@@ -109,7 +115,11 @@ class Probe(ABC):
 
     def run_record(self, config: ProbeConfig) -> dict[str, Any]:
         """What the run record keeps of the configuration (beside settings, samples and backend)."""
-        return {"probe": self.name, "config": config.model_dump(mode="json")}
+        record: dict[str, Any] = {"probe": self.name, "config": config.model_dump(mode="json")}
+        command = CLI_COMMAND.get()
+        if command:  # the command line that resumes this run, shown for unfinished runs
+            record["command"] = command
+        return record
 
     def run(
         self,
@@ -131,9 +141,11 @@ class Probe(ABC):
         prompts = self.plan(config)
         if not prompts:
             raise ProbeConfigError("the plan is empty: nothing to ask (check the filters)")
+        from biasatlas.lock import study_writer
+
         model = backend.open()
         try:
-            with Store(study) as store:
+            with study_writer(study), Store(study) as store:
                 totals = run_plan(prompts, model, store, self.settings(config), samples=self.samples(config),
                                   config=self.run_record(config), progress=progress)
         finally:

@@ -1,0 +1,89 @@
+"""Every `biasatlas run PROBE` command (and `biasatlas debias`) takes the same shared options."""
+
+from __future__ import annotations
+
+import click
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from biasatlas.cli.main import app
+from biasatlas.cli.options import SHARED_OPTION_NAMES
+
+runner = CliRunner()
+
+
+def _root() -> click.Group:
+    command = typer.main.get_command(app)
+    assert isinstance(command, click.Group)
+    return command
+
+
+def _run_commands() -> dict[str, click.Command]:
+    root = _root()
+    run = root.commands["run"]
+    assert isinstance(run, click.Group)
+    commands = dict(run.commands)
+    commands["debias"] = root.commands["debias"]
+    return commands
+
+
+def test_every_probe_has_a_run_command() -> None:
+    from biasatlas.probes import PROBE_MODULES
+
+    run_names = set(_run_commands())
+    assert set(PROBE_MODULES) <= run_names
+
+
+@pytest.mark.parametrize("name", sorted(_run_commands()))
+def test_run_command_takes_every_shared_option(name: str) -> None:
+    command = _run_commands()[name]
+    params = {p.name: p for p in command.params}
+    missing = [opt for opt in SHARED_OPTION_NAMES if opt not in params]
+    assert not missing, f"`run {name}` lacks shared options {missing}"
+    # declared once: the same flags and help everywhere
+    reference = _run_commands()["contact"]
+    ref = {p.name: p for p in reference.params}
+    for opt in SHARED_OPTION_NAMES:
+        assert params[opt].opts == ref[opt].opts, (name, opt)
+        assert getattr(params[opt], "help", None) == getattr(ref[opt], "help", None), (name, opt)
+
+
+@pytest.mark.parametrize("name", ["contact", "samaritan", "stories", "leakage"])
+def test_plan_only_accepts_comma_separated_languages_and_limit(name: str, tmp_path) -> None:
+    langs = {"contact": "en,de", "samaritan": "en,de", "stories": "en,fr", "leakage": "en,ru"}[name]
+    result = runner.invoke(app, ["run", name, "--study", str(tmp_path / "s"), "--lang", langs,
+                                 "--limit", "40", "--plan-only"])
+    assert result.exit_code == 0, result.output
+    import json
+
+    plan = json.loads(result.stdout)
+    assert set(plan["languages"]) == set(langs.split(","))
+    assert 0 < plan["prompts"] <= 40
+    assert "None" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--limit", "-5"], "--limit"),
+        (["--samples", "0"], "--samples"),
+        (["--max-tokens", "0"], "--max-tokens"),
+        (["--temperature", "-3"], "--temperature"),
+        (["--mode", "sing"], "--mode"),
+        (["--http", "bogus"], "--http"),
+        (["--lang", "xx"], "--lang"),
+    ],
+)
+def test_bad_option_is_one_line_exit_2(args: list[str], needle: str, tmp_path) -> None:
+    result = runner.invoke(app, ["run", "contact", "--study", str(tmp_path / "s"), *args, "--plan-only"])
+    assert result.exit_code == 2, result.output
+    assert needle in result.output
+
+
+def test_version() -> None:
+    from biasatlas import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"biasatlas {__version__}"
