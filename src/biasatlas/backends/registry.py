@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from biasatlas.backends.base import Backend, BackendError
@@ -18,6 +19,24 @@ BACKENDS: dict[str, str] = {
     "masked": "masked LMs ('masked:PATH') and span-filling models ('span:PATH'), leakage probe only",
     "fake": "deterministic scripted answers, for tests only: 'fake:NAME'",
 }
+
+
+def _check_local_target(spec: str, target: str) -> None:
+    """A bare name that is no alias, no existing path and no ORG/NAME hub id is a typo: say so at once.
+
+    Without this check transformers would try the network for a name like 'nosuchmodel' (25 s offline).
+    """
+    if target in ALIASES or Path(target).expanduser().exists():
+        return
+    if target.endswith(".gguf"):
+        raise BackendError(f"no such GGUF file: {target}")
+    parts = target.split("/")
+    if len(parts) == 2 and all(parts) and not target.startswith((".", "/", "~")):
+        return  # a hub id (ORG/NAME); the loader says if it cannot be had
+    raise BackendError(
+        f"unknown model {spec!r}: not an alias ({', '.join(ALIASES)}), not an existing file or directory, "
+        "and not a hub id ORG/NAME; HTTP servers are 'openai:MODEL' (see `biasatlas models`)"
+    )
 
 
 def make_backend(spec: str, **options: Any) -> Backend:
@@ -37,6 +56,7 @@ def make_backend(spec: str, **options: Any) -> Backend:
         from biasatlas.backends.local import LocalBackend, LocalOptions
 
         target = rest if kind in {"hf", "local"} else spec
+        _check_local_target(spec, target)
         local_opts = {k: v for k, v in options.items() if k in LocalOptions.model_fields and v is not None}
         return LocalBackend(target, LocalOptions(**local_opts))
     if kind == "openai":
