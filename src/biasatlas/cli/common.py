@@ -48,6 +48,29 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def check_study(study: Path, *, write: bool) -> None:
+    """One-line errors for a study path that cannot be used, before anything is written."""
+    from biasatlas.store import DB_NAME
+
+    if study.exists() and not study.is_dir():
+        fail(f"study path {study} is a file, not a directory")
+    db = study / DB_NAME
+    if db.exists() and not db.is_file():
+        fail(f"{db} is not a file")
+    if write:
+        target = study if study.exists() else next((p for p in study.parents if p.exists()), Path("."))
+        if not os.access(target, os.W_OK) or (db.exists() and not os.access(db, os.W_OK)):
+            fail(f"study {study} is read-only: a run cannot store answers there (summary and report still work)")
+    if db.exists():
+        import sqlite3
+
+        try:  # a truncated or foreign file fails here, before any write
+            with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            fail(f"{db} is not a readable biasatlas database ({exc})")
+
+
 def open_backend(options: BackendOptions) -> Backend:
     """Build the backend, turning a setup problem into one error line."""
     try:
@@ -70,6 +93,8 @@ def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunT
     from biasatlas.probes.base import CLI_COMMAND, ProbeConfigError
 
     CLI_COMMAND.set(resume_command())
+    if not opts.plan_only:
+        check_study(opts.study, write=True)
     probe = load_probe(name)
     try:
         config = probe.config(**opts.probe_values(), **specific)
@@ -163,6 +188,7 @@ def execute(
         fail("the plan is empty: nothing to ask (check the filters)")
     if progress is None:
         progress = sys.stderr.isatty() or bool(os.environ.get("BIASATLAS_PROGRESS"))
+    check_study(study, write=True)
     store: Store | None = None
     try:
         with study_writer(study):

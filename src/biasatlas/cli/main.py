@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import AlphaOpt, CorrectionOpt, check_analysis_options, fail
+from biasatlas.cli.common import AlphaOpt, CorrectionOpt, check_analysis_options, check_study, fail
 from biasatlas.store import DB_NAME, Store
 
 # Command modules attach their commands to the apps in biasatlas.cli.app when imported.
@@ -32,9 +32,14 @@ for _module in COMMAND_MODULES:
 
 
 def _open_study(study: Path) -> Store:
+    check_study(study, write=False)
     if not (study / DB_NAME).exists():
         fail(f"no study at {study} (expected {study / DB_NAME}); run a probe first")
-    return Store(study)
+    try:
+        return Store(study)
+    except Exception as exc:  # a newer schema, a read-only file the store cannot open: one line
+        fail(f"cannot open study {study}: {exc}")
+        raise
 
 
 def _version(value: bool) -> None:
@@ -103,7 +108,14 @@ def report(
     from biasatlas.report.build import build_report
 
     store = _open_study(study)
-    path = build_report(store, study, out)
+    target = out if out is not None else study / "report.html"
+    if target.exists() and not target.is_file():
+        fail(f"{target} exists and is not a file; pass --out FILE")
+    try:
+        path = build_report(store, study, out)
+    except OSError as exc:
+        fail(f"cannot write the report to {target}: {exc.strerror or exc}; pass --out FILE")
+        raise
     Console(stderr=True).print(f"report written: {path}")
 
 
