@@ -73,9 +73,16 @@ def summary(
     analysis = check_analysis_options(alpha, correction)
     store = _open_study(study)
     result: dict[str, Any] = {}
+    from biasatlas import validity
+
     for name in study_probes(store):
-        data = load_probe(name).summarise(store, **analysis)
+        probe = load_probe(name)
+        data = probe.summarise(store, **analysis)
         if data or name != "debias":  # debias is empty when the study holds no comparison
+            table = probe.validity(store) if name != "debias" else None
+            if table is not None and not table.empty:
+                data["validity"] = validity.records(table)
+                data["validity_warnings"] = validity.warnings(table, name)
             result[name] = data
     from biasatlas.cli.pending import unfinished_runs
 
@@ -97,6 +104,25 @@ def summary(
         probe = load_probe(name)
         console.rule(f"[bold]{probe.title}")
         probe.print_summary(data, console)
+        _print_validity(data.get("validity") or [], data.get("validity_warnings") or [], console)
+
+
+def _print_validity(rows: list[dict[str, Any]], warnings: list[str], console: Console) -> None:
+    from rich.table import Table
+
+    if not rows:
+        return
+    table = Table(title="Validity: can the answers be read? (per model x language)")
+    columns = [c for c in ("model", "language", "answers", "readable", "readable_pct", "refusals", "hedges",
+                           "other_language", "cut_at_limit", "failed", "pending") if c in rows[0]]
+    for column in columns:
+        table.add_column(column.replace("_pct", " %").replace("_", " "), justify="left" if column in
+                         ("model", "language") else "right")
+    for row in rows:
+        table.add_row(*("–" if row[c] is None else str(row[c]) for c in columns))
+    console.print(table)
+    for line in warnings:
+        console.print(f"[bold yellow]warning[/]: {line}")
 
 
 @app.command()

@@ -158,6 +158,23 @@ class Probe(ABC):
     def outcomes(self, store: Store) -> pd.DataFrame:
         """Tidy frame: one row per stored answer, every design factor and the parsed value/reason."""
 
+    #: the outcomes column holding the parsed answer (None/NaN = unreadable), for the validity table
+    value_column: ClassVar[str | None] = None
+
+    def validity(self, store: Store) -> pd.DataFrame:
+        """Readable answers, refusals, hedges, other-language and cut answers per model x language."""
+        import pandas as pd
+
+        from biasatlas.validity import validity_table
+
+        frame = self.outcomes(store)
+        column = self.value_column or next(
+            (c for c in ("answer", "rating", "value", "decision") if c in frame.columns), None
+        )
+        if frame.empty or column is None:
+            return pd.DataFrame()
+        return validity_table(frame, column)
+
     @abstractmethod
     def summarise(self, store: Store, **analysis: Any) -> dict[str, Any]:
         """JSON-ready analysis of everything the study holds for this probe (``alpha``, ``correction``)."""
