@@ -15,7 +15,9 @@ import tempfile
 import time
 
 from biasatlas.backends.fake import FakeBackend
-from biasatlas.probes.samaritan import probe as samaritan
+from biasatlas.probes.samaritan.data import CATEGORIES
+from biasatlas.probes.samaritan.plan import build_prompts
+from biasatlas.probes.samaritan.probe import PROBE
 from biasatlas.records import GenerationSettings, Request, stable_hash
 from biasatlas.report.html import write_report
 from biasatlas.runner import run_plan
@@ -33,13 +35,13 @@ def main() -> None:
     study = parser.parse_args().study or tempfile.mkdtemp(prefix="bench_samaritan_")
     store = Store(study)
     t0 = time.perf_counter()
-    prompts = samaritan.build_prompts(samaritan.CATEGORIES)
+    prompts = build_prompts(CATEGORIES)
     t1 = time.perf_counter()
     run_plan(prompts, FakeBackend(null_rating), store, GenerationSettings(max_tokens=24), progress=False)
     t2 = time.perf_counter()
-    summary = samaritan.summarise(store)
+    summary = PROBE.summarise(store)
     t3 = time.perf_counter()
-    write_report(study, samaritan.report_sections(store))
+    write_report(study, PROBE.report_sections(store))
     t4 = time.perf_counter()
     significant = sum(bool(r["significant"]) for r in summary["groups"])
     print(f"prompts {len(prompts)}: build {t1 - t0:.1f} s, run (fake) {t2 - t1:.1f} s, "

@@ -1,7 +1,7 @@
 """The Samaritan probe end to end on the real embedded model (SmolLM2-135M) through the CLI.
 
-Kept small for CI (2 CPU cores): one scenario (4 rephrasings × control + every phrasing of the
-category) in English and in German, then `summary --json` and `report`.
+Kept small for CI (2 CPU cores): `--limit 32` = four scenario rephrasings (each with the control and
+every phrasing of the category, 8 prompts) in English and in German, then `summary --json` and `report`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from biasatlas.cli.main import app
-from biasatlas.probes.samaritan import probe as samaritan
+from biasatlas.probes.samaritan.probe import PROBE
 from biasatlas.store import Store
 
 pytestmark = pytest.mark.slow
@@ -23,16 +23,16 @@ def test_cli_run_summary_report(tmp_path: Path) -> None:
     runner = CliRunner()
     study = tmp_path / "samaritan"
     english = runner.invoke(app, ["run", "samaritan", "--model", "smollm2", "--category", "gender",
-                                  "--limit", "1", "--study", str(study)])
+                                  "--limit", "32", "--study", str(study)])
     assert english.exit_code == 0, english.output
     assert "planned 32, cached 0, new 32, failed 0" in english.output
     german = runner.invoke(app, ["run", "samaritan", "--model", "smollm2", "--category", "age", "--lang", "de",
-                                 "--limit", "1", "--max-tokens", "12", "--study", str(study)])
+                                 "--limit", "32", "--max-tokens", "12", "--study", str(study)])
     assert german.exit_code == 0, german.output
     assert "new 32, failed 0" in german.output
 
     with Store(study) as store:
-        frame = samaritan.load_outcomes(store)
+        frame = PROBE.outcomes(store)
     assert len(frame) == 64 and (frame["status"] == "answered").all()
     assert set(frame["language"]) == {"en", "de"}
     assert frame["text"].map(lambda t: isinstance(t, str)).all()  # every model text is kept
@@ -49,9 +49,9 @@ def test_cli_run_summary_report(tmp_path: Path) -> None:
     assert sum(r["n_parsed"] + r["n_unparseable"] for r in data["unparseable"]) == 64
     assert {k[0] for k in counts} == {"en", "de"}
     for row in data["groups"]:  # whatever the tiny model managed to rate is analysed per group
-        assert row["category"] in {"gender", "age"} and row["n"] <= 1
+        assert row["category"] in {"gender", "age"} and row["n"] <= 4
 
     report = runner.invoke(app, ["report", "--study", str(study)])
     assert report.exit_code == 0, report.output
     html = (study / "report.html").read_text(encoding="utf-8")
-    assert samaritan.TITLE in html and "unparseable" in html
+    assert PROBE.title in html and "unparseable" in html

@@ -20,12 +20,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasatlas.probes.samaritan.data import CONTROL
 from biasatlas.stats.multitest import adjust
 from biasatlas.stats.paired import paired_t, wilcoxon_signed_rank
 
 UNIT = ["model", "language", "temperature", "max_tokens"]
-CONTROL = "control"
-CATEGORIES = ("race", "gender", "age")
 
 
 def _significant(p_adj: pd.Series, alpha: float) -> pd.Series:

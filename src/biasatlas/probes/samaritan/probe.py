@@ -5,296 +5,159 @@ with the control ("a person") and once per demographic phrasing ("a Black person
 and the model gives the probability (1-100) that the person helps. Control and group prompts of a
 scenario rephrasing differ only in the person description, so they are paired by
 (scenario, rephrasing, sample). The control is asked once per rephrasing, shared by all
-categories. Analysis: ``samaritan_analysis``; tables and figures: ``samaritan_report``.
+categories. Stages: ``data`` (groups, scenarios), ``plan`` (prompts, --limit draw), ``read``
+(ratings), ``analysis`` (statistics), ``summary`` (tables), ``report`` (rich tables, HTML).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from pydantic import Field, field_validator
 
-from biasatlas.datafiles import DataFileError, load_yaml
-from biasatlas.parsing.numbers import RatingParser
-from biasatlas.probes.samaritan.analysis import (
-    CATEGORIES,
-    CONTROL,
-    UNIT,
-    compare_to_control,
-    control_summary,
-    default_persona,
-    phrasing_table,
-    repeatability,
-    significance_frequency,
-    unparseable,
+from biasatlas.probes.base import Probe, ProbeConfig, ProbeConfigError
+from biasatlas.probes.samaritan.data import CATEGORIES, LANGUAGES, NAME, TITLE
+from biasatlas.probes.samaritan.plan import (
+    DEFAULT_MAX_TOKENS,
+    default_temperature,
+    plan_figures,
+    plan_prompts,
 )
-from biasatlas.records import Message, Prompt
-from biasatlas.store import Store
+from biasatlas.records import GenerationSettings, Prompt
 
-NAME = "samaritan"
-TITLE = "Samaritan: helpfulness ratings against a no-demographics control"
-LANGUAGES = ("en", "de")
+if TYPE_CHECKING:  # pandas, the analysis and the report are imported on use
+    import pandas as pd
+
+    from biasatlas.report.html import Section
+    from biasatlas.store import Store
+
 FACTORS = ("category", "group", "phrasing", "scenario", "rephrasing", "is_control")
-DEFAULT_ALPHA = 0.01
-DEFAULT_CORRECTION = "holm"
-TABLES = (
-    "groups", "controls", "phrasings", "default_persona", "repeatability", "unparseable", "significance_frequency",
-)
-PLACEHOLDERS = ("a_person", "A_person", "the_person", "The_person")
 
 
-class SamaritanDataError(ValueError):
-    """A data file is missing or malformed."""
+def parse_categories(value: str | Sequence[str]) -> list[str]:
+    """Category names (a list, or comma-separated; "all" = every category), each once, in order."""
+    parts = value.split(",") if isinstance(value, str) else list(value)
+    names = [str(c).strip() for c in parts if str(c).strip()]
+    if names == ["all"]:
+        return list(CATEGORIES)
+    bad = [c for c in names if c not in CATEGORIES] or ([] if names else [""])
+    if bad:
+        raise ValueError(f"--category {bad[0]!r} is not valid for {NAME}; valid: {', '.join(CATEGORIES)}, all")
+    return list(dict.fromkeys(names))
 
 
-@dataclass(frozen=True)
-class Phrasing:
-    """One way of naming a group (or the control), with its noun phrases per language."""
+class SamaritanConfig(ProbeConfig):
+    """The Samaritan design: categories of groups (each asked with the shared control).
 
-    category: str
-    group: str
-    phrasing: str
-    forms: dict[str, tuple[str, str]]  # language -> (indefinite, definite)
+    ``alpha`` and ``correction`` are analysis settings a run records as the study's defaults for
+    ``summary`` (None: 0.01 and holm, as the paper). ``temperature`` None: 0 for one sample, 1.0
+    for several; ``max_tokens`` None: 24.
+    """
 
-    @property
-    def is_control(self) -> bool:
-        return self.category == CONTROL
+    categories: list[str] = Field(default_factory=lambda: list(CATEGORIES))
+    alpha: float | None = None
+    correction: str | None = None
 
-    def fill(self, template: str, language: str) -> str:
-        indefinite, definite = self.forms[language]
-        return template.format(
-            a_person=indefinite,
-            A_person=indefinite[:1].upper() + indefinite[1:],
-            the_person=definite,
-            The_person=definite[:1].upper() + definite[1:],
+    @field_validator("categories", mode="before")
+    @classmethod
+    def _categories(cls, value: Any) -> list[str]:
+        return parse_categories(value)
+
+    @field_validator("alpha")
+    @classmethod
+    def _alpha(cls, value: float | None) -> float | None:
+        if value is not None and not 0 < value < 1:
+            raise ValueError("must be between 0 and 1 (exclusive)")
+        return value
+
+    @field_validator("correction")
+    @classmethod
+    def _correction(cls, value: str | None) -> str | None:
+        from biasatlas.stats.multitest import METHODS
+
+        if value is not None and value not in METHODS:
+            raise ValueError(f"must be one of {', '.join(METHODS)}")
+        return value
+
+
+class SamaritanProbe(Probe):
+    """Probability ratings that a person helps, per demographic group and for the control."""
+
+    name = NAME
+    title = TITLE
+    config_model = SamaritanConfig
+    factors = FACTORS
+    languages = LANGUAGES
+    default_languages = ("en",)
+    modes = ("generate",)
+
+    def config(self, **values: Any) -> SamaritanConfig:
+        """As :meth:`Probe.config`; a bad category is one line naming --category and the valid ones."""
+        if values.get("categories") is not None:
+            try:
+                values["categories"] = parse_categories(values["categories"])
+            except ValueError as exc:
+                raise ProbeConfigError(str(exc)) from None
+        return self._config(super().config(**values))
+
+    @staticmethod
+    def _config(config: ProbeConfig) -> SamaritanConfig:
+        assert isinstance(config, SamaritanConfig)
+        return config
+
+    def temperature(self, config: ProbeConfig) -> float:
+        """The configured temperature, else 0 for one sample and 1.0 for several."""
+        if config.temperature is not None:
+            return config.temperature
+        return default_temperature(self.samples(config))
+
+    def plan(self, config: ProbeConfig) -> list[Prompt]:
+        c = self._config(config)
+        return plan_prompts(
+            c.categories, self.languages_of(c), temperature=self.temperature(c),
+            max_tokens=c.max_tokens or DEFAULT_MAX_TOKENS, limit=c.limit, seed=c.seed,
         )
 
-
-@dataclass(frozen=True)
-class Scenario:
-    id: str
-    topic: str
-    rephrasings: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ScenarioSet:
-    language: str
-    answer_instruction: str
-    scenarios: tuple[Scenario, ...]
-    provenance: dict[str, Any]
-
-
-def _read_yaml(name: str) -> dict[str, Any]:
-    path = Path(str(resources.files("biasatlas") / "data" / "samaritan" / name))
-    try:
-        data = load_yaml(path)  # YAML 1.2 booleans: 'No' stays a string
-    except DataFileError as exc:
-        raise SamaritanDataError(str(exc)) from exc
-    if not isinstance(data, dict):
-        raise SamaritanDataError(f"samaritan/{name} is not a mapping")
-    return data
-
-
-def _forms(entry: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    return {lang: (entry[lang]["indefinite"], entry[lang]["definite"]) for lang in LANGUAGES if lang in entry}
-
-
-@lru_cache(maxsize=1)
-def load_groups() -> tuple[Phrasing, tuple[Phrasing, ...]]:
-    """The control phrasing and every group phrasing (paper Table 4), in file order."""
-    data = _read_yaml("groups.yaml")
-    c = data["control"]
-    control = Phrasing(CONTROL, c["group"], c["phrasing"], _forms(c))
-    phrasings = tuple(
-        Phrasing(category, g["group"], p["phrasing"], _forms(p))
-        for category, groups in data["categories"].items()
-        for g in groups
-        for p in g["phrasings"]
-    )
-    return control, phrasings
-
-
-@lru_cache(maxsize=len(LANGUAGES))
-def load_scenarios(language: str = "en") -> ScenarioSet:
-    """The 103 scenarios × 4 rephrasings in ``language``."""
-    if language not in LANGUAGES:
-        raise SamaritanDataError(f"no Samaritan scenarios in {language!r}; valid: {', '.join(LANGUAGES)}")
-    data = _read_yaml(f"scenarios.{language}.yaml")
-    scenarios = tuple(
-        Scenario(s["id"], s.get("topic", ""), tuple(s["rephrasings"])) for s in data["scenarios"]
-    )
-    return ScenarioSet(language, data["answer_instruction"], scenarios, data.get("provenance", {}))
-
-
-def build_prompts(
-    categories: Sequence[str] = CATEGORIES,
-    language: str = "en",
-    *,
-    limit: int | None = None,
-    temperature: float = 0.0,
-    max_tokens: int = 24,
-) -> list[Prompt]:
-    """Control + group prompts for every scenario rephrasing, scenario by scenario.
-
-    ``limit`` keeps the first N scenarios (all their rephrasings and groups, so pairs stay whole).
-    ``temperature`` and ``max_tokens`` go into the metadata: answers decoded differently are
-    different prompts, so they stay apart in the store's frame (and in the analysis).
-    """
-    unknown = [c for c in categories if c not in CATEGORIES]
-    if unknown:
-        raise ValueError(f"unknown category {unknown[0]!r}; valid: {', '.join(CATEGORIES)}, all")
-    control, phrasings = load_groups()
-    chosen = [p for p in phrasings if p.category in categories]
-    scenario_set = load_scenarios(language)
-    scenarios = scenario_set.scenarios[:limit] if limit is not None else scenario_set.scenarios
-    prompts: list[Prompt] = []
-    for scenario in scenarios:
-        for r, template in enumerate(scenario.rephrasings, start=1):
-            for phrasing in (control, *chosen):
-                text = f"{phrasing.fill(template, language)} {scenario_set.answer_instruction}"
-                prompts.append(
-                    Prompt(
-                        probe=NAME,
-                        language=language,
-                        messages=(Message(role="user", content=text),),
-                        meta={
-                            "scenario": scenario.id,
-                            "rephrasing": r,
-                            "category": phrasing.category,
-                            "group": phrasing.group,
-                            "phrasing": phrasing.phrasing,
-                            "is_control": phrasing.is_control,
-                            "temperature": float(temperature),
-                            "max_tokens": int(max_tokens),
-                        },
-                    )
-                )
-    return prompts
-
-
-# ---- parsing ----------------------------------------------------------------------------------
-def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with ``rating`` (float, NaN if unreadable) and ``parse_reason`` for every row.
-
-    Rows without an answer keep their status as the reason ("pending", "failed"); answered rows
-    that cannot be read keep the parser's reason. Nothing is dropped.
-    """
-    out = frame.copy()
-    if out.empty:
-        return out.assign(rating=pd.Series(dtype=float), parse_reason=pd.Series(dtype=object))
-    parsers: dict[str, RatingParser] = {}
-    ratings: list[float] = []
-    reasons: list[str | None] = []
-    for text, status, language in zip(out["text"], out["status"], out["language"], strict=True):
-        if status != "answered":
-            ratings.append(math.nan)
-            reasons.append(str(status))
-            continue
-        parser = parsers.setdefault(language, RatingParser(language))
-        result = parser.parse(text)
-        ratings.append(math.nan if result.value is None else float(result.value))
-        reasons.append(result.reason)
-    out["rating"] = ratings
-    out["parse_reason"] = reasons
-    for column, default in (("temperature", 0.0), ("max_tokens", 0)):
-        if column not in out.columns:
-            out[column] = default
-        out[column] = out[column].fillna(default)
-    out["temperature"] = out["temperature"].astype(float)
-    out["max_tokens"] = out["max_tokens"].astype(int)
-    return out
-
-
-def load_outcomes(store: Store) -> pd.DataFrame:
-    return outcomes(store.frame(probe=NAME))
-
-
-# ---- summary ----------------------------------------------------------------------------------
-def analysis_settings(
-    store: Store, alpha: float | None = None, correction: str | None = None
-) -> dict[str, Any]:
-    """alpha and correction: given, else those of the study's last Samaritan run, else defaults."""
-    last = store.last_run(NAME) or {}
-    config = last.get("config", {}) if isinstance(last, dict) else {}
-    return {
-        "alpha": float(alpha if alpha is not None else config.get("alpha", DEFAULT_ALPHA)),
-        "correction": str(
-            correction if correction is not None else config.get("correction", DEFAULT_CORRECTION)
-        ),
-        "ci_level": 0.95,
-    }
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """JSON-ready rows: NaN -> None, numpy scalars -> Python."""
-    rows = []
-    for row in frame.to_dict(orient="records"):
-        clean: dict[str, Any] = {}
-        for key, value in row.items():
-            if isinstance(value, float) and math.isnan(value):
-                value = None
-            elif hasattr(value, "item") and not isinstance(value, list | dict):
-                value = value.item()
-            clean[str(key)] = value
-        rows.append(clean)
-    return rows
-
-
-def analyse(outcome_frame: pd.DataFrame, alpha: float, correction: str) -> dict[str, pd.DataFrame]:
-    """Every table of the analysis, as frames (what summarise and the report are made of)."""
-    comparison = compare_to_control(outcome_frame, alpha=alpha, correction=correction)
-    bad = unparseable(outcome_frame)
-    if not comparison.empty:
-        keys = [*UNIT, "category", "group"]
-        comparison = comparison.merge(
-            bad[[*keys, "n_answered", "n_unparseable", "reasons"]], on=keys, how="left"
+    def settings(self, config: ProbeConfig) -> GenerationSettings:
+        return GenerationSettings(
+            mode="generate", max_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
+            temperature=self.temperature(config), seed=config.seed,
         )
-    return {
-        "groups": comparison,
-        "controls": control_summary(outcome_frame),
-        "phrasings": phrasing_table(outcome_frame),
-        "default_persona": default_persona(comparison),
-        "repeatability": repeatability(outcome_frame, alpha=alpha, correction=correction),
-        "unparseable": bad,
-        "significance_frequency": significance_frequency(comparison),
-    }
+
+    def plan_summary(self, prompts: Sequence[Prompt], config: ProbeConfig) -> dict[str, Any]:
+        return {**super().plan_summary(prompts, config), **plan_figures(prompts, self._config(config).categories)}
+
+    def run_record(self, config: ProbeConfig) -> dict[str, Any]:
+        """The config, and alpha/correction at the top level: ``summary``'s defaults for the study."""
+        c = self._config(config)
+        record = super().run_record(c)
+        record.update({k: v for k, v in (("alpha", c.alpha), ("correction", c.correction)) if v is not None})
+        return record
+
+    def outcomes(self, store: Store) -> pd.DataFrame:
+        from biasatlas.probes.samaritan.read import load_outcomes
+
+        return load_outcomes(store)
+
+    def summarise(self, store: Store, **analysis: Any) -> dict[str, Any]:
+        """The analysis with ``alpha`` / ``correction`` (default: the last run's, else 0.01 and holm)."""
+        from biasatlas.probes.samaritan.summary import summarise
+
+        unknown = set(analysis) - {"alpha", "correction"}
+        if unknown:
+            raise TypeError(f"unknown analysis option(s) for samaritan: {', '.join(sorted(unknown))}")
+        return summarise(store, alpha=analysis.get("alpha"), correction=analysis.get("correction"))
+
+    def print_summary(self, summary: dict[str, Any], console: Any) -> None:
+        from biasatlas.probes.samaritan.report import print_summary
+
+        print_summary(summary, console)
+
+    def report_sections(self, store: Store) -> list[Section]:
+        from biasatlas.probes.samaritan.report import report_sections
+
+        return report_sections(store)
 
 
-def summarise(store: Store, alpha: float | None = None, correction: str | None = None) -> dict[str, Any]:
-    """JSON-ready analysis: per model × language × decoding × category × group."""
-    settings = analysis_settings(store, alpha, correction)
-    frame = load_outcomes(store)
-    tables = analyse(frame, settings["alpha"], settings["correction"]) if not frame.empty else {}
-    summary: dict[str, Any] = {
-        "settings": {
-            **settings,
-            "test": "paired t-test over scenarios (scenario means of group vs control), two-sided; "
-            "Wilcoxon signed-rank alongside",
-            "effect_size": "Cohen's d_z (mean paired difference / SD of differences)",
-            "correction_family": "all groups of one model × language × decoding (temperature, max_tokens)",
-        },
-        "n_rows": len(frame),
-    }
-    for name in TABLES:
-        table = tables.get(name, pd.DataFrame())
-        summary[name] = _records(table) if not table.empty else []
-    return summary
-
-
-def print_summary(summary: dict[str, Any], console: Any) -> None:
-    from biasatlas.probes.samaritan.report import print_summary as _print
-
-    _print(summary, console)
-
-
-def report_sections(store: Store) -> list[Any]:
-    from biasatlas.probes.samaritan.report import report_sections as _sections
-
-    return _sections(store)
+PROBE = SamaritanProbe()

@@ -7,7 +7,9 @@ from typing import Any
 import pandas as pd
 from rich.table import Table
 
-from biasatlas.probes.samaritan import probe as samaritan
+from biasatlas.probes.samaritan.data import TITLE
+from biasatlas.probes.samaritan.read import load_outcomes
+from biasatlas.probes.samaritan.summary import analyse, analysis_settings
 from biasatlas.report.html import Section
 from biasatlas.store import Store
 
@@ -171,13 +173,13 @@ def _examples(frame: pd.DataFrame, limit: int = 12) -> pd.DataFrame:
 def report_sections(store: Store) -> list[Section]:
     """Tables (ratings, bias, tests, brittleness, default persona, repeatability, unparseable) and
     the paper's Figure 1."""
-    settings = samaritan.analysis_settings(store)
-    frame = samaritan.load_outcomes(store)
-    section = Section(title=samaritan.TITLE)
+    settings = analysis_settings(store)
+    frame = load_outcomes(store)
+    section = Section(title=TITLE)
     if frame.empty:
         section.add_text("No Samaritan answers are stored in this study.")
         return [section]
-    tables = samaritan.analyse(frame, settings["alpha"], settings["correction"])
+    tables = analyse(frame, settings["alpha"], settings["correction"])
     groups = tables["groups"]
     if groups.empty:
         section.add_text(f"{len(frame)} Samaritan rows are stored, but none can be analysed yet "

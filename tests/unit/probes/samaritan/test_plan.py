@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from biasatlas.probes.samaritan import probe as samaritan
+from biasatlas.probes.samaritan import data, plan
 
 # Paper section 4.2: prompts per model = 103 scenarios × (Table 4 phrasings + control); each of
 # them is asked in 4 rephrasings (412 prompts per phrasing).
@@ -17,7 +17,7 @@ PHRASINGS = {"race": 10, "gender": 7, "age": 7}
 
 @pytest.mark.parametrize("category", ["race", "gender", "age"])
 def test_plan_size_matches_the_paper(category: str) -> None:
-    prompts = samaritan.build_prompts([category])
+    prompts = plan.build_prompts([category])
     control = [p for p in prompts if p.meta["is_control"]]
     groups = [p for p in prompts if not p.meta["is_control"]]
     assert len(control) == 412
@@ -28,14 +28,14 @@ def test_plan_size_matches_the_paper(category: str) -> None:
 
 
 def test_all_categories_share_one_control() -> None:
-    prompts = samaritan.build_prompts(samaritan.CATEGORIES)
+    prompts = plan.build_prompts(data.CATEGORIES)
     assert len(prompts) == 412 * (10 + 7 + 7) + 412
     assert sum(p.meta["is_control"] for p in prompts) == 412
     assert len({p.id for p in prompts}) == len(prompts)
 
 
 def test_groups_and_phrasings_follow_table_4() -> None:
-    control, phrasings = samaritan.load_groups()
+    control, phrasings = data.load_groups()
     assert control.forms["en"] == ("a person", "the person")
     by_group: dict[tuple[str, str], list[str]] = {}
     for p in phrasings:
@@ -50,8 +50,8 @@ def test_groups_and_phrasings_follow_table_4() -> None:
 
 @pytest.mark.parametrize("language", ["en", "de"])
 def test_control_and_group_prompts_differ_only_in_the_description(language: str) -> None:
-    prompts = samaritan.build_prompts(["gender"], language, limit=3)
-    control, phrasings = samaritan.load_groups()
+    prompts = plan.build_prompts(["gender"], language, n_scenarios=3)
+    control, phrasings = data.load_groups()
     by_cell: dict[tuple[str, int], dict[str, str]] = {}
     for p in prompts:
         by_cell.setdefault((p.meta["scenario"], p.meta["rephrasing"]), {})[p.meta["phrasing"]] = p.text
@@ -70,7 +70,7 @@ def test_control_and_group_prompts_differ_only_in_the_description(language: str)
 
 
 def test_meta_has_every_design_factor() -> None:
-    prompt = samaritan.build_prompts(["race"], limit=1, temperature=1.0)[1]
+    prompt = plan.build_prompts(["race"], n_scenarios=1, temperature=1.0)[1]
     assert prompt.meta == {
         "scenario": "s001", "rephrasing": 1, "category": "race", "group": "White",
         "phrasing": "White person", "is_control": False, "temperature": 1.0, "max_tokens": 24,
@@ -79,31 +79,31 @@ def test_meta_has_every_design_factor() -> None:
     assert prompt.text.endswith("Answer with a number from 1 to 100.")
 
 
-def test_limit_keeps_whole_scenarios() -> None:
-    prompts = samaritan.build_prompts(["age"], limit=2)
+def test_n_scenarios_keeps_the_first_scenarios_whole() -> None:
+    prompts = plan.build_prompts(["age"], n_scenarios=2)
     assert {p.meta["scenario"] for p in prompts} == {"s001", "s002"}
     assert len(prompts) == 2 * 4 * 8
 
 
 def test_unknown_category_and_language_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown category"):
-        samaritan.build_prompts(["religion"])
-    with pytest.raises(samaritan.SamaritanDataError):
-        samaritan.load_scenarios("is")
+        plan.build_prompts(["religion"])
+    with pytest.raises(data.SamaritanDataError):
+        data.load_scenarios("is")
 
 
 @pytest.mark.parametrize("language", ["en", "de"])
 def test_scenario_files(language: str) -> None:
-    data = samaritan.load_scenarios(language)
-    assert len(data.scenarios) == 103
-    assert [s.id for s in data.scenarios] == [f"s{i:03d}" for i in range(1, 104)]
-    assert data.provenance["native_speaker_reviewed"] is False
-    assert "AI assistant" in data.provenance["written_by"]
-    for s in data.scenarios:
+    scenario_set = data.load_scenarios(language)
+    assert len(scenario_set.scenarios) == 103
+    assert [s.id for s in scenario_set.scenarios] == [f"s{i:03d}" for i in range(1, 104)]
+    assert scenario_set.provenance["native_speaker_reviewed"] is False
+    assert "AI assistant" in scenario_set.provenance["written_by"]
+    for s in scenario_set.scenarios:
         assert len(s.rephrasings) == 4 and len(set(s.rephrasings)) == 4
         for r in s.rephrasings:
             names = set(re.findall(r"\{(\w+)\}", r))
-            assert names and names <= set(samaritan.PLACEHOLDERS), (s.id, r)
+            assert names and names <= set(data.PLACEHOLDERS), (s.id, r)
             assert "100" in r, (s.id, r)  # every rephrasing asks for the 1-100 rating
             # a sentence never starts with a lower-case placeholder
             assert not re.search(r'(^|[.?!]\s)\{(a|the)_person\}', r), (s.id, r)
@@ -117,15 +117,16 @@ def test_german_uses_the_person_in_the_nominative_only() -> None:
         r"|gegenüber|außer)\s+\{(a|the)_person\}",
         re.IGNORECASE,
     )
-    for s in samaritan.load_scenarios("de").scenarios:
+    for s in data.load_scenarios("de").scenarios:
         for r in s.rephrasings:
             assert not governing.search(r), (s.id, r)
 
 
 def test_cli_constants_match_the_probe() -> None:
-    from biasatlas.cli import run_samaritan
+    from biasatlas.cli import common, run_samaritan
+    from biasatlas.probes.samaritan.probe import PROBE
     from biasatlas.stats.multitest import METHODS
 
-    assert run_samaritan.CATEGORIES == samaritan.CATEGORIES
-    assert run_samaritan.LANGUAGES == samaritan.LANGUAGES
-    assert set(run_samaritan.CORRECTIONS) == set(METHODS)
+    assert run_samaritan.CATEGORIES == data.CATEGORIES
+    assert PROBE.languages == data.LANGUAGES
+    assert set(common.CORRECTIONS) == set(METHODS)

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from biasatlas.backends.fake import FakeBackend
 from biasatlas.cli.main import app
-from biasatlas.probes.samaritan import probe as samaritan
+from biasatlas.probes.samaritan.plan import build_prompts
+from biasatlas.probes.samaritan.probe import PROBE
 from biasatlas.records import GenerationSettings, Request, stable_hash
 from biasatlas.report.html import write_report
 from biasatlas.runner import run_plan
@@ -32,7 +33,7 @@ def script(request: Request) -> str:
 
 @pytest.fixture
 def study(tmp_path: Path) -> Path:
-    prompts = samaritan.build_prompts(["age"], limit=12)
+    prompts = build_prompts(["age"], n_scenarios=12)
     with Store(tmp_path) as store:
         settings = GenerationSettings(max_tokens=24)
         totals = run_plan(prompts, FakeBackend(script), store, settings, progress=False)
@@ -42,7 +43,7 @@ def study(tmp_path: Path) -> Path:
 
 def test_summary_json_has_every_statistic(study: Path) -> None:
     with Store(study) as store:
-        summary = samaritan.summarise(store)
+        summary = PROBE.summarise(store)
     json.dumps(summary)  # JSON-ready
     assert summary["settings"]["alpha"] == 0.01 and summary["settings"]["correction"] == "holm"
     rows = {r["group"]: r for r in summary["groups"]}
@@ -61,14 +62,14 @@ def test_summary_json_has_every_statistic(study: Path) -> None:
     assert "middle-aged" in persona["default_groups"] and "senior" in persona["differing_groups"]
     assert summary["repeatability"] == []  # one sample only
     console = Console(record=True, width=200)
-    samaritan.print_summary(summary, console)
+    PROBE.print_summary(summary, console)
     text = console.export_text()
     assert "teenager" in text and "unparseable ratings: 4" in text
 
 
 def test_report_escapes_model_text(study: Path) -> None:
     with Store(study) as store:
-        out = write_report(study, samaritan.report_sections(store))
+        out = write_report(study, PROBE.report_sections(store))
     html = out.read_text()
     assert "&lt;b&gt;It depends&lt;/b&gt;" in html
     assert "<b>It depends</b>" not in html
@@ -93,14 +94,14 @@ def test_cli_plan_only_and_summary(study: Path) -> None:
     rows = json.loads(strict.stdout)["groups"]
     assert all(r["p_adj"] == r["p"] for r in rows)
     bad = runner.invoke(app, ["samaritan", "summary", "--study", str(study), "--correction", "fdr"])
-    assert bad.exit_code == 2 and "unknown correction" in bad.output
+    assert bad.exit_code == 2 and "--correction 'fdr'" in bad.output
 
 
 def test_cli_run_with_unreadable_answers(tmp_path: Path) -> None:
     """An unscripted fake answers Yes/No: every rating is unreadable, counted and reported."""
     runner = CliRunner()
     result = runner.invoke(app, ["run", "samaritan", "--study", str(tmp_path), "--model", "fake:yesno",
-                                 "--category", "gender", "--limit", "1", "--alpha", "0.05"])
+                                 "--category", "gender", "--limit", "32", "--alpha", "0.05"])
     assert result.exit_code == 0, result.output
     summary = runner.invoke(app, ["summary", "--study", str(tmp_path), "--json"])
     data = json.loads(summary.stdout)["samaritan"]
@@ -116,7 +117,7 @@ def test_cli_run_with_unreadable_answers(tmp_path: Path) -> None:
 def test_samples_use_temperature_and_are_cached_per_index(tmp_path: Path) -> None:
     runner = CliRunner()
     args = ["run", "samaritan", "--study", str(tmp_path), "--model", "fake:s", "--category", "age",
-            "--limit", "1", "--samples", "2"]
+            "--limit", "32", "--samples", "2"]
     assert runner.invoke(app, args).exit_code == 0
     with Store(tmp_path) as store:
         frame = store.frame("samaritan")
@@ -133,22 +134,22 @@ def test_decodings_stay_apart(tmp_path: Path) -> None:
     runner = CliRunner()
     for tokens in ("8", "16"):
         args = ["run", "samaritan", "--study", str(tmp_path), "--model", "fake:d", "--category", "age",
-                "--limit", "1", "--max-tokens", tokens]
+                "--limit", "32", "--max-tokens", tokens]
         assert runner.invoke(app, args).exit_code == 0
     with Store(tmp_path) as store:
-        frame = samaritan.load_outcomes(store)
-        summary = samaritan.summarise(store)
+        frame = PROBE.outcomes(store)
+        summary = PROBE.summarise(store)
     assert len(frame) == 2 * 4 * 8
     assert sorted(frame["max_tokens"].unique()) == [8, 16]
     assert {r["max_tokens"] for r in summary["unparseable"]} == {8, 16}
 
 
 def test_one_scenario_is_reported_as_untested(tmp_path: Path) -> None:
-    prompts = samaritan.build_prompts(["gender"], limit=1)
+    prompts = build_prompts(["gender"], n_scenarios=1)
     with Store(tmp_path) as store:
         run_plan(prompts, FakeBackend(script), store, GenerationSettings(max_tokens=24), progress=False)
-        summary = samaritan.summarise(store)
-        out = write_report(tmp_path, samaritan.report_sections(store))
+        summary = PROBE.summarise(store)
+        out = write_report(tmp_path, PROBE.report_sections(store))
     assert all(r["n"] == 1 and r["p"] is None and r["wilcoxon_p"] is None for r in summary["groups"])
     assert summary["default_persona"][0]["untested_groups"] == ["female", "male", "non-binary"]
     assert "No group has the two paired scenarios" in out.read_text()
