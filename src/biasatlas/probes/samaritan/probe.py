@@ -91,6 +91,7 @@ class SamaritanProbe(Probe):
     languages = LANGUAGES
     default_languages = ("en",)
     modes = ("generate",)
+    value_column = "rating"
 
     def config(self, **values: Any) -> SamaritanConfig:
         """As :meth:`Probe.config`; a bad category is one line naming --category and the valid ones."""

@@ -153,3 +153,10 @@ def test_one_scenario_is_reported_as_untested(tmp_path: Path) -> None:
     assert all(r["n"] == 1 and r["p"] is None and r["wilcoxon_p"] is None for r in summary["groups"])
     assert summary["default_persona"][0]["untested_groups"] == ["female", "male", "non-binary"]
     assert "No group has the two paired scenarios" in out.read_text()
+
+
+def test_validity_counts_readable_ratings(study: Path) -> None:
+    with Store(study) as store:
+        table = PROBE.validity(store)
+    assert int(table["answers"].sum()) == 12 * 4 * 8
+    assert int(table["readable"].sum()) == 12 * 4 * 8 - 4  # the teenager's four "It depends" answers
