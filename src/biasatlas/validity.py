@@ -39,9 +39,9 @@ def validity_table(
     keys = [c for c in by if c in frame.columns]
     status = frame["status"] if "status" in frame.columns else pd.Series("answered", index=frame.index)
     answered = status == "answered"
-    reason = frame["reason"].fillna("").astype(str).str.lower() if "reason" in frame.columns else pd.Series(
-        "", index=frame.index
-    )
+    reason_column = next((c for c in ("reason", "parse_reason") if c in frame.columns), None)
+    reason = (frame[reason_column].fillna("").astype(str).str.lower() if reason_column
+              else pd.Series("", index=frame.index))
     readable = answered & frame[value_column].notna()
     columns: dict[str, Any] = {
         "answers": answered,

@@ -19,7 +19,7 @@ from biasatlas.records import GenerationSettings, Prompt
 from biasatlas.runner import RunTotals, run_plan
 from biasatlas.store import Store
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)  # one error line stays one line when piped
 
 # Options of the analysis and study commands (the run commands' options are in cli/options.py).
 StudyOpt = Annotated[Path, typer.Option("--study", "-s", help="Study directory.")]
