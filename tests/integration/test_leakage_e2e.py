@@ -1,7 +1,8 @@
 """The leakage probe end to end on the embedded model (SmolLM2-135M-Instruct), through the CLI.
 
 Small on purpose (CI has two CPU cores): a dozen choice prompts in English over shared groups (whose human
-cells are complete, so the leakage model can be fitted), two prompts × two samples generated in Russian.
+cells are complete, so the leakage model can be fitted), one comparison in both orders × two samples generated
+in Russian.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ def test_leakage_on_the_embedded_model(tmp_path: Path) -> None:
     runner = CliRunner()
     study = tmp_path / "study"
     choice = runner.invoke(app, ["run", "leakage", "--model", "smollm2", "--lang", "en", "--mode", "choice",
-                                 "--groups", GROUPS, "--limit", "12", "--batch-size", "12", "--study", str(study)])
+                                 "--groups", GROUPS, "--orders", "one", "--limit", "12", "--batch-size", "12",
+                                 "--study", str(study)])
     assert choice.exit_code == 0, choice.output
     assert "planned 12" in choice.output and "failed 0" in choice.output
     generate = runner.invoke(app, ["run", "leakage", "--model", "smollm2", "--lang", "ru", "--mode", "generate",

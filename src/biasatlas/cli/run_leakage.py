@@ -12,118 +12,53 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from biasatlas.backends.base import Backend, BackendError
 from biasatlas.cli.app import app, run_app
 from biasatlas.cli.common import (
-    AdapterOpt,
-    BaseUrlOpt,
-    BatchOpt,
-    ConcurrencyOpt,
-    KeyEnvOpt,
-    LimitOpt,
-    ModelOpt,
-    PlanOnlyOpt,
+    AlphaOpt,
+    CorrectionOpt,
     StudyOpt,
-    execute,
+    check_analysis_options,
     fail,
-    open_backend,
-    plan_summary,
-    print_plan,
+    run_probe_command,
 )
-from biasatlas.probes.leakage.data import LANGUAGES, LeakageDataError, check_language
-from biasatlas.records import GenerationSettings
+from biasatlas.cli.options import RunOptions, run_options
+from biasatlas.store import Store
+
+# The probe (pandas, statsmodels) is imported inside the commands: every CLI command imports this module.
 
 leakage_app = typer.Typer(help="Stereotype leakage: human tables, leakage fits, matrices.", no_args_is_help=True)
 app.add_typer(leakage_app, name="leakage")
 
-MASKED_PREFIXES = ("masked:", "span:")
+GroupsOpt = Annotated[str | None, typer.Option("--groups", help="Comma-separated group ids (default: all 30).")]
+OrdersOpt = Annotated[
+    Literal["both", "one"], typer.Option("--orders", help="Present each trait pair in both orders or one.")
+]
 
 
-def _languages(value: str) -> list[str]:
-    langs = [v.strip() for v in value.split(",") if v.strip()]
+def _language(value: str) -> str:
+    from biasatlas.probes.leakage.data import LeakageDataError, check_language
+
     try:
-        return [check_language(lang) for lang in langs]
+        return check_language(value)
     except LeakageDataError as exc:
-        fail(str(exc))
+        fail(f"--lang: {exc}")
         raise
 
 
 @run_app.command("leakage")
-def run_leakage(
-    study: StudyOpt,
-    model: ModelOpt = "smollm2",
-    lang: Annotated[str, typer.Option("--lang", help="Comma-separated languages: en,ru,zh,hi.")] = "en,ru,zh,hi",
-    mode: Annotated[
-        Literal["choice", "generate"],
-        typer.Option("--mode", help="choice: option log-probabilities; generate: sampled answers, matched."),
-    ] = "choice",
-    samples: Annotated[
-        int | None, typer.Option("--samples", min=1, help="Samples per prompt in generate mode (default 10).")
-    ] = None,
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")] = 1.0,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Tokens to generate.")] = 12,
-    groups: Annotated[
-        str | None, typer.Option("--groups", help="Comma-separated group ids (default: all 30).")
-    ] = None,
-    orders: Annotated[
-        Literal["both", "one"], typer.Option("--orders", help="Present each trait pair in both orders or one.")
-    ] = "both",
-    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 0,
-    limit: LimitOpt = None,
-    plan_only: PlanOnlyOpt = False,
-    batch_size: BatchOpt = None,
-    adapter: AdapterOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: KeyEnvOpt = "OPENAI_API_KEY",
-    concurrency: ConcurrencyOpt = None,
-) -> None:
+@run_options
+def run_leakage(groups: GroupsOpt = None, orders: OrdersOpt = "both", *, opts: RunOptions) -> None:
     """Ask a model the leakage probe's prompts (theme choice for generative models; ILPS templates for
-    `masked:PATH` / `span:PATH` models) and store the answers in the study."""
-    from biasatlas.probes.leakage.probe import FACTORS, build_prompts
+    `masked:PATH` / `span:PATH` models) and store the answers in the study.
 
-    languages = _languages(lang)
-    masked = model.startswith(MASKED_PREFIXES)
-    method: Literal["theme", "ilps"] = "ilps" if masked else "theme"
-    if masked and mode == "generate":
-        fail("masked and span-filling models are scored, not sampled: drop --mode generate")
-    group_names = [g for g in (groups or "").split(",") if g.strip()] or None
-    try:
-        prompts = build_prompts(languages, method=method, group_names=group_names, orders=orders)
-    except LeakageDataError as exc:
-        fail(str(exc))
-        raise
-    if limit is not None:
-        prompts = prompts[:limit]
-    n_samples = (samples or 10) if mode == "generate" else 1
-    if mode == "choice" and samples not in (None, 1):
-        fail("--samples applies to --mode generate; choice mode is deterministic (one score per prompt)")
-    if plan_only:
-        print_plan(plan_summary(prompts, FACTORS, samples=n_samples))
-        return
-    settings = GenerationSettings(
-        mode="choice" if mode == "choice" else "generate",
-        max_tokens=max_tokens,
-        temperature=temperature if mode == "generate" else 0.0,
-        seed=seed,
-    )
-    if masked:
-        from biasatlas.backends.masked import MaskedOptions, make_masked_backend
+    Defaults: every language (en, ru, zh, hi); --mode choice (one score per prompt; --samples only with
+    --mode generate, default 10 there, at --temperature 1.0); --max-tokens 12. --limit N is split evenly
+    over the languages and draws whole comparisons (both orders of a trait pair for one group) or, for
+    masked models, whole templates with their neutral baseline.
+    """
+    from biasatlas.probes.leakage.plan import method_for_model
 
-        try:
-            backend: Backend = make_masked_backend(
-                model, MaskedOptions(batch_size=batch_size) if batch_size else MaskedOptions()
-            )
-        except BackendError as exc:
-            fail(str(exc))
-            raise
-    else:
-        backend = open_backend(model, batch_size=batch_size, adapter=adapter, base_url=base_url,
-                               api_key_env=api_key_env, concurrency=concurrency)
-    execute(
-        prompts, backend, study, settings, samples=n_samples,
-        config={"probe": "leakage", "method": method, "languages": languages, "groups": group_names,
-                "orders": orders, "limit": limit},
-    )
+    run_probe_command("leakage", opts, groups=groups, orders=orders, method=method_for_model(opts.backend.model))
 
 
 # ---- leakage aggregate ---------------------------------------------------------------------------------------
@@ -138,9 +73,10 @@ def aggregate_cmd(
     ] = None,
 ) -> None:
     """Aggregate raw per-annotator ratings into a traits × groups table of mean pole strengths."""
+    from biasatlas.probes.leakage.data import LeakageDataError
     from biasatlas.probes.leakage.human import aggregate_file, write_table
 
-    _languages(lang)
+    _language(lang)
     try:
         table, counts = aggregate_file(ratings, min_raters=min_raters, name_map_path=name_map)
     except LeakageDataError as exc:
@@ -168,6 +104,24 @@ def _parse_mono(values: list[str] | None) -> dict[str, str]:
     return out
 
 
+def _has_leakage_prompts(store: Store) -> bool:
+    row = store.conn.execute("SELECT 1 FROM prompts WHERE probe = ? LIMIT 1", ("leakage",)).fetchone()
+    return row is not None
+
+
+def _open_study(study: Path) -> Store:
+    """The study, if it exists and holds leakage prompts; else one error line."""
+    from biasatlas.store import DB_NAME
+
+    if not (study / DB_NAME).exists():
+        fail(f"no study at {study} (expected {study / DB_NAME}); run `biasatlas run leakage` first")
+    store = Store(study)
+    if not _has_leakage_prompts(store):
+        store.close()
+        fail(f"the study {study} holds no leakage answers; run `biasatlas run leakage` first")
+    return store
+
+
 @leakage_app.command("fit")
 def fit_cmd(
     study: StudyOpt,
@@ -180,24 +134,28 @@ def fit_cmd(
     mono: Annotated[
         list[str] | None, typer.Option("--mono", help="LANG=CSV or LANG=MODEL: monolingual model scores (repeatable).")
     ] = None,
-    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")] = 0.05,
-    correction: Annotated[str, typer.Option("--correction", help="bh, by, holm, bonferroni or none.")] = "bh",
+    alpha: AlphaOpt = None,
+    correction: CorrectionOpt = None,
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="Model's top traits per group for the finder.")] = 5,
     figure: Annotated[Path | None, typer.Option("--figure", help="Write the flows figure (PNG) here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
 ) -> None:
-    """Fit the leakage model per model and target language; print coefficients, flows and examples."""
-    from biasatlas.probes.leakage.probe import print_summary, summary_from
-    from biasatlas.probes.leakage.analysis import analyse
-    from biasatlas.probes.leakage.model import flows_figure
-    from biasatlas.store import DB_NAME, Store
+    """Fit the leakage model per model and target language; print coefficients, flows and examples.
 
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME}); run `biasatlas run leakage` first")
-    store = Store(study)
+    Defaults: --alpha 0.05 (flows, and the coefficients' 1 - alpha CIs), --correction bh.
+    """
+    analysis_opts = check_analysis_options(alpha, correction)
+    from biasatlas.probes.leakage.analysis import analyse
+    from biasatlas.probes.leakage.data import LeakageDataError
+    from biasatlas.probes.leakage.model import flows_figure
+    from biasatlas.probes.leakage.probe import PROBE
+    from biasatlas.probes.leakage.summary import summary_from
+
+    parsed_mono = _parse_mono(mono)
+    store = _open_study(study)
     try:
-        analysis = analyse(store, human_dir=human, zero_fill=zero_fill, mono=_parse_mono(mono), alpha=alpha,
-                           correction=correction, top_k=top_k)
+        analysis = analyse(store, human_dir=human, zero_fill=zero_fill, mono=parsed_mono, top_k=top_k,
+                           **analysis_opts)
     except (LeakageDataError, ValueError) as exc:
         fail(str(exc))
         raise
@@ -213,7 +171,7 @@ def fit_cmd(
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
         return
-    print_summary(summary, Console())
+    PROBE.print_summary(summary, Console())
 
 
 # ---- leakage export --------------------------------------------------------------------------------------------
@@ -223,13 +181,11 @@ def export_cmd(
     out: Annotated[Path, typer.Option("--out", help="Directory for one CSV per model and language.")],
 ) -> None:
     """Write each model's association matrices in the human tables' layout (usable as --mono input)."""
+    from biasatlas.probes.leakage.data import LANGUAGES
     from biasatlas.probes.leakage.human import write_table
     from biasatlas.probes.leakage.scores import association_cells, matrix
-    from biasatlas.store import DB_NAME, Store
 
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME})")
-    store = Store(study)
+    store = _open_study(study)
     try:
         cells = association_cells(store.frame(probe="leakage"))
     finally:

@@ -24,6 +24,8 @@ from biasatlas.probes.leakage.scores import association_cells, matrix, theme_cho
 from biasatlas.store import Store
 
 PROBE = "leakage"
+ALPHA = 0.05  # the level of a leakage flow
+CORRECTION = "bh"  # p-values of the human coefficients, adjusted over all fits
 CELLS_PER_MATRIX = len(trait_ids()) * len(group_ids())
 
 
@@ -122,8 +124,8 @@ def analyse(
     human_dir: str | Path | None = None,
     zero_fill: bool = False,
     mono: Mapping[str, str] | None = None,
-    alpha: float = 0.05,
-    correction: str = "bh",
+    alpha: float = ALPHA,
+    correction: str = CORRECTION,
     top_k: int = 5,
     weak: float = 10.0,
     strong: float = 20.0,

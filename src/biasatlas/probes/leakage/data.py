@@ -18,6 +18,7 @@ LANGUAGES: tuple[str, ...] = ("en", "ru", "zh", "hi")
 CATEGORIES: tuple[str, ...] = ("shared_shared", "shared_nonshared", "nonshared")
 Side = Literal["left", "right"]
 Gender = Literal["m", "f"]
+NEUTRAL = "(neutral)"  # the group id of the masked templates' neutral subject (the ILPS baseline)
 
 
 class LeakageDataError(ValueError):

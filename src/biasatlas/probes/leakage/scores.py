@@ -16,10 +16,9 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from biasatlas.probes.leakage.data import group_ids, trait_ids
+from biasatlas.probes.leakage.data import NEUTRAL, group_ids, trait_ids
 from biasatlas.probes.leakage.match import NEITHER, match_answer
 
-NEUTRAL = "(neutral)"
 CELL_COLUMNS = ["model", "mode", "method", "variant", "lang", "group", "trait", "score", "n"]
 
 
@@ -28,16 +27,16 @@ def variant_label(model: str, method: str, mode: str) -> str:
     return f"{model} [{method}/{mode}]" if method == "theme" else f"{model} [{method}]"
 
 
-def _answered(frame: pd.DataFrame) -> pd.DataFrame:
+def _answered(frame: pd.DataFrame, method: str) -> pd.DataFrame:
+    """The answered rows of one method (none when the frame holds no leakage answers at all)."""
     if frame.empty or "method" not in frame.columns:
         return frame.iloc[0:0]
-    return frame[frame["status"] == "answered"]
+    return frame[(frame["status"] == "answered") & (frame["method"] == method)]
 
 
 def theme_choices(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per answered theme request: p(A), p(B), p(neither), and how a generated answer matched."""
-    rows = _answered(frame)
-    rows = rows[rows["method"] == "theme"]
+    rows = _answered(frame, "theme")
     records: list[dict[str, Any]] = []
     for row in cast(list[dict[str, Any]], rows.to_dict(orient="records")):
         base = {
@@ -85,8 +84,7 @@ def theme_cells(choices: pd.DataFrame) -> pd.DataFrame:
 
 def ilps_cells(frame: pd.DataFrame) -> pd.DataFrame:
     """Increased log-probability scores per trait × group, averaged over templates."""
-    rows = _answered(frame)
-    rows = rows[rows["method"] == "ilps"]
+    rows = _answered(frame, "ilps")
     if rows.empty:
         return pd.DataFrame(columns=CELL_COLUMNS)
     records: list[dict[str, Any]] = []

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from biasatlas.probes.leakage import probe as leakage
+from biasatlas.probes.leakage import plan as leakage
 from biasatlas.probes.leakage.data import (
     LANGUAGES,
     LeakageDataError,

@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from biasatlas.backends.masked import SLOT, MaskedLMBackend  # noqa: E402
-from biasatlas.probes.leakage import probe as leakage  # noqa: E402
+from biasatlas.probes.leakage import plan as leakage  # noqa: E402
 from biasatlas.probes.leakage.scores import association_cells, matrix  # noqa: E402
 from biasatlas.records import GenerationSettings, Message, Prompt, Request  # noqa: E402
 from biasatlas.runner import run_plan  # noqa: E402

@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from biasatlas.backends.fake import FakeBackend
 from biasatlas.cli.main import app
-from biasatlas.probes.leakage import probe as leakage
 from biasatlas.probes.leakage.analysis import analyse
 from biasatlas.probes.leakage.data import lexicon
+from biasatlas.probes.leakage.plan import build_prompts
+from biasatlas.probes.leakage.probe import PROBE
 from biasatlas.probes.leakage.scores import association_cells, matrix, theme_choices
 from biasatlas.records import GenerationSettings, Request
 from biasatlas.report.html import write_report
@@ -39,7 +41,7 @@ def likes_wealth(request: Request) -> str:
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory) -> Store:
     store = Store(tmp_path_factory.mktemp("leakage") / "study")
-    prompts = leakage.build_prompts(["en", "ru"], group_names=["woman", "man", "immigrant"], orders="one")
+    prompts = build_prompts(["en", "ru"], group_names=["woman", "man", "immigrant"], orders="one")
     run_plan(prompts, FakeBackend(likes_wealth), store, GenerationSettings(mode="generate", temperature=1.0),
              samples=1, progress=False)
     run_plan(prompts, FakeBackend(likes_wealth), store, GenerationSettings(mode="choice"), progress=False)
@@ -72,14 +74,14 @@ def test_choice_scores_are_normalised_option_probabilities(study: Store) -> None
 
 
 def test_summary_and_report(study: Store) -> None:
-    summary = leakage.summarise(study)
+    summary = PROBE.summarise(study)
     json.dumps(summary)  # JSON-ready
     cov = pd.DataFrame(summary["coverage"])
     gen = cov[cov["variant"].str.contains("generate")]
     assert set(gen["match_unmatched"]) == {240}  # the woman's answers
     assert all(r["unmatched_reasons"] == {"no option": 240} for r in gen.to_dict("records"))
     assert {f["target"] for f in summary["fits"]} == {"en", "ru"}
-    sections = leakage.report_sections(study)
+    sections = PROBE.report_sections(study)
     out = write_report(study.dir, sections)
     html = out.read_text()
     assert "Cross-language stereotype leakage" in html and "data:image/png;base64" in html
@@ -120,6 +122,58 @@ def test_cli_run_fit_export_summary(tmp_path: Path) -> None:
     summary = runner.invoke(app, ["summary", "--study", str(study), "--json"])
     assert summary.exit_code == 0 and "leakage" in json.loads(summary.stdout)
     bad = runner.invoke(app, ["run", "leakage", "--model", "fake:x", "--lang", "en,xx", "--study", str(study)])
-    assert bad.exit_code == 2 and "no lexicon for language 'xx'" in bad.output
+    assert bad.exit_code == 2 and "--lang 'xx' is not valid for leakage" in bad.output
     nostudy = runner.invoke(app, ["leakage", "fit", "--study", str(tmp_path / "none")])
     assert nostudy.exit_code == 2 and "no study" in nostudy.output
+
+
+def test_summarise_takes_alpha_and_correction(study: Store) -> None:
+    default = PROBE.summarise(study)
+    assert (default["settings"]["alpha"], default["settings"]["correction"]) == (0.05, "bh")
+    strict = PROBE.summarise(study, alpha=0.01, correction="bonferroni")
+    assert (strict["settings"]["alpha"], strict["settings"]["correction"]) == (0.01, "bonferroni")
+
+    def coefficients(summary: dict) -> dict:
+        return {(f["variant"], f["target"], c["term"]): c for f in summary["fits"] for c in f["coefficients"]}
+
+    loose, tight = coefficients(default), coefficients(strict)
+    assert loose and loose.keys() == tight.keys()
+    humans = [k for k in loose if k[2].startswith("human_")]
+    # Bonferroni adjusts at least as much as BH; the estimates do not change, a 99% CI is wider than a 95% one.
+    assert all(tight[k]["p_adj"] >= loose[k]["p_adj"] - 1e-12 for k in humans)
+    assert any(tight[k]["p_adj"] > loose[k]["p_adj"] for k in humans)
+    for k, c in loose.items():
+        assert tight[k]["estimate"] == c["estimate"]
+        assert tight[k]["ci_high"] - tight[k]["ci_low"] > c["ci_high"] - c["ci_low"]
+    with pytest.raises(TypeError, match="bogus"):
+        PROBE.summarise(study, bogus=1)
+
+
+def test_fit_cli_passes_alpha_and_correction(study: Store) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["leakage", "fit", "--study", str(study.dir), "--json", "--alpha", "0.01",
+                                 "--correction", "bonferroni"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    direct = PROBE.summarise(study, alpha=0.01, correction="bonferroni")
+    assert data == json.loads(json.dumps(direct, default=str))
+    console = Console(width=250, record=True)
+    PROBE.print_summary(direct, console)
+    text = console.export_text()
+    assert "99% CI" in text and "p (bonferroni)" in text and "95% CI" not in text
+
+
+def test_outcomes_one_row_per_answer_with_the_decision(study: Store) -> None:
+    frame = PROBE.outcomes(study)
+    assert len(frame) == len(study.frame(probe="leakage")) == 2 * 2 * 3 * 240
+    for column in ("language", "group", "trait_a", "trait_b", "order", "mode", "decision", "match", "reason"):
+        assert column in frame.columns
+    gen = frame[frame["mode"] == "generate"]
+    woman = gen[gen["group"] == "woman"]
+    assert woman["decision"].isna().all() and set(woman["match"]) == {"unmatched"}
+    offered = gen[(gen["group"] != "woman") & ((gen["trait_a"] == FAVOURITE) | (gen["trait_b"] == FAVOURITE))]
+    assert set(offered["decision"]) == {FAVOURITE}
+    choice = frame[frame["mode"] == "choice"]
+    others = choice[(choice["trait_a"] != FAVOURITE) & (choice["trait_b"] != FAVOURITE)]
+    assert (others["decision"] == others["trait_b"]).all()  # the fake names the option shown second
+    assert set(choice["match"]) == {"choice"}
