@@ -1,18 +1,22 @@
 """Reading a 1-100 rating out of free model text, in English and German.
 
-"75", "75%", "75/100", "75 out of 100", "about 70 percent", "I'd estimate 66.67", "70-80" (the
-midpoint), "on a scale of 1-100, I would say 80" (the scale's own numbers are not the rating),
-number words ("seventy", "fünfundsiebzig", via text2num), German decimal commas ("66,67").
-Anything else is ``Outcome(None, reason)``: "no answer", "refusal", "no number", "unmarked
-number", "several numbers", "other scale" or "out of range" (the number read is kept in ``extra``).
+"75", "75%", "75/100", "75 out of 100", "about 70 percent", "I'd estimate 66.67", "70-80." and
+"between 60 and 70" (the midpoint, range kept in ``extra``), number words ("seventy",
+"fünfundsiebzig", via text2num), German decimal commas ("66,67"). Reasoning blocks
+(``<think>...</think>``) and markdown are dropped first. What is not a rating is blanked out: the
+scale itself, also with labels ("from 1 (not likely) to 100 (very likely)"), list markers, money,
+fractions ("3 out of 4 people", "50/50"), a range cut off by the token limit.
 
-How a rating is chosen when the text holds several numbers, first rule that applies:
-1. a number marked as a rating: a percentage, "N/100", "N out of 100", a range ("70-80%");
-2. a number right after a cue ("I'd say", "estimate", "probability is", "ich schätze", ...);
-3. the number the answer starts with;
-4. in a short answer (at most SHORT_ANSWER_WORDS words), the only number (or several mentions of
-   one value); more than one value is "several numbers". In a longer text an unmarked number is
-   more often part of reasoning ("multiply that by 1") than a rating: "unmarked number".
+The rating, first rule that applies:
+1. several lines that each hold only a number, with different values: "several ratings";
+2. the last number after a cue ("I'd say", "estimate", "rating:", "so", "ich schätze", "würde ich
+   70 sagen", ...): a reasoning that ends with its answer;
+3. the number the answer starts with, when its first sentence holds no other value;
+4. a marked number (percentage, "N/100", range); several different ones: "several ratings";
+5. in a short answer (at most SHORT_ANSWER_WORDS words) the only value; several: "several ratings";
+   in a longer text an unmarked number is more often reasoning than a rating: "unmarked number".
+A rating on another scale ("7 out of 10", "on a scale of 1 to 10, 7") is "other scale", not
+rescaled. Other reasons: "no answer", "refusal", "no number", "out of range" (value in ``extra``).
 """
 
 from __future__ import annotations
@@ -20,42 +24,50 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from biasatlas.parsing.answers import REFUSALS
+from biasatlas.parsing.lexicon import refusal_patterns
+from biasatlas.parsing.text import normalise, strip_reasoning
 from biasatlas.records import Outcome
 
 # Languages text2num reads number words in (others fall back to English words only).
 NUMBER_WORD_LANGUAGES = frozenset({"en", "de", "fr", "es", "pt", "it", "nl", "da"})
 
 NUM = r"\d+(?:[.,]\d+)?"
+END = r"(?![\d]|[.,]\d)"  # a number ends here ("70-80." ends at the period)
 PERCENT = r"(?:\s*%|\s*(?:percent|per\s*cent|pct|prozent)\b)"
 HUNDRED = r"(?:100|a\s+100|one\s+100|hundred|a\s+hundred|one\s+hundred|hundert|einhundert)"
 ONE = r"(?:1|one|eins|ein|0|zero|null)"
-# The scale named in the prompt or echoed in the answer: "1-100", "from 1 to 100", "(1–100)".
+LABEL = r"(?:\s*\([^()\d]{0,40}\))?"
+# The scale named in the prompt or echoed in the answer: "1-100", "from 1 to 100", "(1–100)",
+# "from 1 (not likely) to 100 (very likely)".
 SCALE_100 = re.compile(
-    rf"\(?\b(?:(?:from|between|von|zwischen)\s+)?{ONE}\s*(?:-|to|and|bis|und)\s*{HUNDRED}\b\)?",
+    rf"\(?\b(?:(?:from|between|von|zwischen)\s+)?{ONE}{LABEL}\s*(?:-|to|and|bis|und)\s*{HUNDRED}\b{LABEL}\)?",
     re.IGNORECASE,
 )
-# Another scale: "on a scale of 1 to 10", "8/10", "8 out of 10".
-OTHER_SCALE = re.compile(
-    rf"\b{ONE}\s*(?:-|to|bis)\s*(?:5|7|10)\b(?!\s*%)|(?<![\d.,])({NUM})\s*(?:/|out\s+of|von)\s*(?:5|10)\b(?![\d.,])",
-    re.IGNORECASE,
-)
-OUT_OF_100 = re.compile(
-    rf"(?<![\d.,])({NUM})\s*(?:/|out\s+of|of|in|von|aus|auf)\s*100\b(?![\d.,])", re.IGNORECASE
-)
+# Another scale echoed: "on a scale of 1 to 10".
+OTHER_SCALE = re.compile(rf"\b{ONE}{LABEL}\s*(?:-|to|bis)\s*(?:5|7|10)\b(?!\s*%)", re.IGNORECASE)
+# "N/M", "N out of M", "N in M", "N von M": a rating out of 100, or else a fraction or another scale.
+RATIO = re.compile(rf"(?<![\d.,])({NUM})\s*(?:/|out\s+of|of|in|von|aus|auf)\s*({NUM}){END}", re.IGNORECASE)
 RANGE = re.compile(
-    rf"(?:\b(?:between|zwischen)\s+)?(?<![\d.,])({NUM}){PERCENT}?\s*(?:-|to|bis|and|und)\s*({NUM})({PERCENT})?(?![\d.,])",
+    rf"(?:\b(?:between|zwischen)\s+(?<![\d.,])({NUM})({PERCENT})?\s*(?:-|to|bis|and|und)\s*({NUM})({PERCENT})?{END}"
+    rf"|(?<![\d.,])({NUM})({PERCENT})?\s*(?:-|to|bis)\s*({NUM})({PERCENT})?{END})",
     re.IGNORECASE,
 )
-NUMBER = re.compile(rf"(?<![\w.,])({NUM})(?![\d])({PERCENT})?", re.IGNORECASE)
+NUMBER = re.compile(rf"(?<![\w.,])({NUM}){END}({PERCENT})?", re.IGNORECASE)
 CUES = re.compile(
-    r"(?:estimate|estimated|say|rate|rating|rated|score|answer|guess|probability|chance|likelihood|likely"
-    r"|schätze|schätzung|sagen|bewertung|wahrscheinlichkeit|chance|liegt\s+bei|beträgt|antwort)"
-    r"\W+(?:(?:is|of|at|would\s+be|be|around|about|roughly|approximately|ist|bei|etwa|ungefähr|circa|ca"
-    r"|auf|that|it's|it\s+is|it|this|as|a|to|i|would|be|es|mit|ich|würde|sie)\W+){0,4}$",
+    r"\b(?:estimate|estimated|estimation|say|rate|rating|rated|score|answer|guess|probability|chance|likelihood"
+    r"|likely|put|go|give|so|therefore|thus|hence|schätze|schätzen|schätzung|sagen|sage|bewertung|bewerte"
+    r"|bewerten|wahrscheinlichkeit|liegt\s+bei|beträgt|antwort|also|tippe|gebe|geben|komme)"
+    r"\W+(?:(?:is|of|at|would|be|around|about|roughly|approximately|maybe|probably|perhaps|it|it's|this|that"
+    r"|a|an|to|i|i'd|me|my|the|with|on|ist|bei|etwa|ungefähr|circa|ca|rund|auf|es|mit|ich|würde|sie|dem"
+    r"|eine|einer|das|die|der|wohl|vielleicht|somewhere|like)\W+){0,4}$",
+    re.IGNORECASE,
+)
+POST_CUE = re.compile(
+    r"^\s*(?:sagen|geben|schätzen|ansetzen|(?:would\s+be|is|ist|wäre)\s+(?:my|meine)\s+"
+    r"(?:estimate|guess|answer|rating|schätzung|antwort))\b",
     re.IGNORECASE,
 )
 # "1. " / "2) " at the start of a line: a list marker (one digit only, so "85. The person..." is a rating)
@@ -66,16 +78,22 @@ TRUNCATED_RANGE = re.compile(rf"(?<![\d.,]){NUM}\s*(?:-|to|bis|and|und)\s*$", re
 LEADING_PREFIX = re.compile(r"\s*(?:(?:\d[.)]|[-•>])\s+)*")
 CURRENCY_BEFORE = re.compile(r"[$€£]\s*$")
 CURRENCY_AFTER = re.compile(r"^\s*(?:[$€£]|(?:euros?|eur|dollars?|usd|cents?|pounds?)\b)", re.IGNORECASE)
+NUMBER_LINE = re.compile(rf"^\s*(?:\d[.)]\s*)?({NUM}){PERCENT}?\s*$", re.MULTILINE | re.IGNORECASE)
+SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 SHORT_ANSWER_WORDS = 12
+MARKED = frozenset({"percent", "out_of", "range", "range_percent"})
 
 
 @dataclass(frozen=True)
 class Candidate:
     value: float
-    kind: str  # percent | out_of | range | cue | leading | plain
+    kind: str  # percent | out_of | range | range_percent | plain
     start: int
+    end: int
     span: str
-    extra: dict[str, Any]
+    cued: bool = False
+    leading: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _to_float(token: str) -> float:
@@ -87,10 +105,7 @@ def _to_float(token: str) -> float:
 
 
 def _normalise(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
-    for dash in ("–", "—", "−", "‑", "‒"):
-        text = text.replace(dash, "-")
-    return text.replace("’", "'").replace("*", "").replace("~", " about ")
+    return normalise(unicodedata.normalize("NFKC", text)).replace("~", " about ")
 
 
 def _alpha2digit() -> Callable[[str, str], str]:
@@ -114,6 +129,55 @@ def _words_to_digits(text: str, language: str) -> str:
     return text
 
 
+class _Text:
+    """The answer with what is not a rating blanked out, and the rating candidates found in it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.masked = text
+        self.other_scale = False  # another scale echoed: "on a scale of 1 to 10"
+        self.ratio = False  # a fraction or a rating on another scale: "3 out of 4", "8/10"
+        self.candidates: list[Candidate] = []
+        for pattern in (SCALE_100, LIST_MARKER, TRUNCATED_RANGE):
+            for m in pattern.finditer(self.masked):
+                self._blank(m.start(), m.end())
+        for m in OTHER_SCALE.finditer(self.masked):
+            self.other_scale = True
+            self._blank(m.start(), m.end())
+        for m in RATIO.finditer(self.masked):
+            if _to_float(m.group(2)) == 100:
+                self._add(_to_float(m.group(1)), "out_of", m)
+            else:  # "3 out of 4 people", "8/10", "50/50"
+                self.ratio = True
+            self._blank(m.start(), m.end())
+        for m in RANGE.finditer(self.masked):
+            a, pa, b, pb = m.group(1, 2, 3, 4) if m.group(1) else m.group(5, 6, 7, 8)
+            low, high = _to_float(a), _to_float(b)
+            if low < high:  # "10-5" is not a range of ratings
+                self._add((low + high) / 2, "range_percent" if pa or pb else "range", m, {"range": [low, high]})
+                self._blank(m.start(), m.end())
+        for m in NUMBER.finditer(self.masked):
+            if CURRENCY_BEFORE.search(self.masked[: m.start()]) or CURRENCY_AFTER.match(self.masked[m.end() :]):
+                continue
+            self._add(_to_float(m.group(1)), "percent" if m.group(2) else "plain", m)
+        self.candidates.sort(key=lambda c: c.start)
+
+    def _blank(self, start: int, end: int) -> None:
+        self.masked = self.masked[:start] + " " * (end - start) + self.masked[end:]
+
+    def _add(self, value: float, kind: str, m: re.Match[str], extra: dict[str, Any] | None = None) -> None:
+        before = self.masked[max(0, m.start() - 80) : m.start()]
+        sentence = SENTENCE_END.split(before)[-1]
+        cued = bool(CUES.search(sentence) or POST_CUE.match(self.masked[m.end() :]))
+        leading = bool(LEADING_PREFIX.fullmatch(self.masked[: m.start()]))
+        self.candidates.append(Candidate(value, kind, m.start(), m.end(), m.group(0).strip(), cued, leading,
+                                         extra or {}))
+
+    def first_sentence_end(self, start: int) -> int:
+        m = SENTENCE_END.search(self.masked, start)
+        return m.start() if m else len(self.masked)
+
+
 @dataclass(frozen=True)
 class RatingParser:
     """Reads a rating on the scale low..high (1..100 by default) in ``language`` (English always)."""
@@ -126,91 +190,48 @@ class RatingParser:
         """Outcome(value=float) or Outcome(None, reason) with what was read in ``extra``."""
         if text is None or not text.strip():
             return Outcome(reason="no answer")
-        raw = _normalise(text)
-        converted = _words_to_digits(raw, self.language)
-        candidates = self._candidates(converted)
-        if not candidates:
+        body, cut = strip_reasoning(text)
+        raw = _normalise(body)
+        if not raw:
+            return Outcome(reason="no answer", extra={"cut": "reasoning"} if cut else {})
+        found = _Text(_words_to_digits(raw, self.language))
+        if not found.candidates:
             lowered = raw.lower()
-            phrases = REFUSALS["en"] + REFUSALS.get(self.language, ())
-            if any(p in lowered for p in phrases):
+            if any(p.search(lowered) for p in refusal_patterns(self.language)):
                 return Outcome(reason="refusal")
-            if OTHER_SCALE.search(converted):
-                return Outcome(reason="other scale")
-            return Outcome(reason="no number")
-        chosen = self._choose(candidates)
-        if chosen is None and len(converted.split()) > SHORT_ANSWER_WORDS:
-            return Outcome(reason="unmarked number", extra={"values": sorted({c.value for c in candidates})})
+            return Outcome(reason="other scale" if found.other_scale or found.ratio else "no number")
+        chosen, reason = self._choose(found)
         if chosen is None:
-            values = sorted({c.value for c in candidates})
-            if len(values) > 1:
-                return Outcome(reason="several numbers", extra={"values": values})
-            chosen = candidates[0]
-        extra = {"kind": chosen.kind, "matched": chosen.span, **chosen.extra}
+            return Outcome(reason=reason, extra={"values": sorted({c.value for c in found.candidates})})
+        extra = {"kind": chosen.kind, "matched": chosen.span, "rule": reason, **chosen.extra}
+        if found.other_scale and chosen.kind not in {"percent", "out_of", "range_percent"}:
+            return Outcome(reason="other scale", extra={"read": chosen.value, **extra})
         if not self.low <= chosen.value <= self.high:
             return Outcome(reason="out of range", extra={"read": chosen.value, **extra})
         return Outcome(value=chosen.value, extra=extra)
 
-    # ---- candidates ---------------------------------------------------------------------------
-    def _candidates(self, text: str) -> list[Candidate]:
-        found: list[Candidate] = []
-        taken = [False] * len(text)
-
-        def claim(match: re.Match[str]) -> bool:
-            if any(taken[match.start() : match.end()]):
-                return False
-            for i in range(match.start(), match.end()):
-                taken[i] = True
-            return True
-
-        # Blank out what is not a rating: the scale itself, list markers "1. ", cut-off ranges.
-        for pattern in (SCALE_100, LIST_MARKER, TRUNCATED_RANGE):
-            for m in pattern.finditer(text):
-                claim(m)
-        other_scale = []
-        for m in OTHER_SCALE.finditer(text):
-            if claim(m):
-                other_scale.append(m)
-        for m in OUT_OF_100.finditer(text):
-            if claim(m):
-                found.append(Candidate(_to_float(m.group(1)), "out_of", m.start(), m.group(0), {}))
-        for m in RANGE.finditer(text):
-            a, b = _to_float(m.group(1)), _to_float(m.group(2))
-            if a >= b or any(taken[m.start() : m.end()]):
-                continue  # "10-5" is not a range of ratings; the scale was claimed above
-            claim(m)
-            kind = "range_percent" if m.group(3) else "range"
-            found.append(Candidate((a + b) / 2, kind, m.start(), m.group(0), {"range": [a, b]}))
-        for m in NUMBER.finditer(text):
-            if (
-                any(taken[m.start() : m.end()])
-                or CURRENCY_BEFORE.search(text[: m.start()])
-                or CURRENCY_AFTER.match(text[m.end() :])
-            ):
-                continue
-            claim(m)
-            value = _to_float(m.group(1))
-            if m.group(2):
-                kind = "percent"
-            elif CUES.search(text[max(0, m.start() - 60) : m.start()]):
-                kind = "cue"
-            elif LEADING_PREFIX.fullmatch(text[: m.start()]):
-                kind = "leading"
-            else:
-                kind = "plain"
-            found.append(Candidate(value, kind, m.start(), m.group(0).strip(), {}))
-        if other_scale and not any(c.kind in {"percent", "out_of", "range_percent"} for c in found):
-            # "8/10" or "on a scale of 1 to 10, 8": a rating, but not on the asked scale
-            return []
-        return sorted(found, key=lambda c: c.start)
-
     @staticmethod
-    def _choose(candidates: list[Candidate]) -> Candidate | None:
-        """The rating by rules 1-3; None leaves rule 4 (short answers only) to the caller."""
-        for kinds in (("percent", "out_of", "range_percent"), ("cue", "range"), ("leading",)):
-            marked = [c for c in candidates if c.kind in kinds]
-            if marked:
-                return marked[0]
-        return None
+    def _choose(found: _Text) -> tuple[Candidate | None, str]:
+        """The rating and the rule that chose it, or None and the reason."""
+        candidates = found.candidates
+        lines = {_to_float(m.group(1)) for m in NUMBER_LINE.finditer(found.masked)}
+        if len(lines) > 1:
+            return None, "several ratings"  # a list of values, one a line
+        cued = [c for c in candidates if c.cued]
+        if cued:
+            return cued[-1], "cue"
+        lead = candidates[0]
+        if lead.leading:
+            end = found.first_sentence_end(lead.end)
+            if all(c.value == lead.value for c in candidates if c.start < end):
+                return lead, "leading"
+        for pool, rule in (([c for c in candidates if c.kind in MARKED], "marked"), (candidates, "only number")):
+            values = {c.value for c in pool}
+            if len(values) > 1:
+                return None, "several ratings"
+            if values and (rule == "marked" or len(found.text.split()) <= SHORT_ANSWER_WORDS):
+                return pool[0], rule
+        return None, "unmarked number"
 
 
 def parse_rating(text: str | None, language: str = "en", low: float = 1.0, high: float = 100.0) -> Outcome:

@@ -1,10 +1,85 @@
-"""The 1-100 rating parser: a table of answers and what must be read from them."""
+"""The 1-100 rating reader: labelled tables, the cases of issue 11, and answers seen from models."""
 
 from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
 
 import pytest
 
 from biasatlas.parsing.numbers import RatingParser, parse_rating
+
+DATA = Path(__file__).parent / "data"
+
+
+def load(name: str) -> list[dict[str, str]]:
+    """A labelled table; "\\n" in an answer stands for a line break."""
+    with (DATA / name).open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        row["answer"] = row["answer"].replace("\\n", "\n")
+    return rows
+
+
+def misread(rows: list[dict[str, str]]) -> list[str]:
+    """The rows read otherwise than labelled: another value, or another reason for no value."""
+    wrong = []
+    for row in rows:
+        outcome = parse_rating(row["answer"], row["language"])
+        if row["expected"] == "none":
+            right = outcome.value is None and outcome.reason == row["reason"]
+        else:
+            right = outcome.value is not None and math.isclose(outcome.value, float(row["expected"]))
+        if not right:
+            wrong.append(f"{row['language']} {row['answer']!r}: {outcome.value} {outcome.reason}")
+    return wrong
+
+
+@pytest.mark.parametrize(("name", "minimum"), [("ratings.csv", 0.99), ("ratings_heldout.csv", 0.97)])
+def test_accuracy_on_labelled_table(name: str, minimum: float) -> None:
+    rows = load(name)
+    wrong = misread(rows)
+    assert 1 - len(wrong) / len(rows) >= minimum, "\n".join(wrong)
+
+
+def test_table_size() -> None:
+    rows = load("ratings.csv")
+    assert len(rows) >= 80
+    assert {r["language"] for r in rows} == {"en", "de"}
+
+
+ISSUE_CASES = [
+    # issue 11, point 3
+    ("I'd say 70-80.", "en", 75.0, None),
+    ("About 70-80.", "en", 75.0, None),
+    ("Between 60 and 70.", "en", 65.0, None),
+    ("7 out of 10.", "en", None, "other scale"),
+    ("On a scale from 1 (not likely) to 100 (very likely), I'd say 70.", "en", 70.0, None),
+    ("Most people (around 60%) would help. I'd say 75.", "en", 75.0, None),
+    ("3 out of 4 people would stop and help, so 75", "en", 75.0, None),
+    ("I would give it a 65. Many people would help a stranger here.", "en", 65.0, None),
+    ("1.11%\n2.22%\n3.33%", "en", None, "several ratings"),
+    ("Ich würde sagen 70-80.", "de", 75.0, None),
+    ("Auf einer Skala von 1 (sehr unwahrscheinlich) bis 100 (sehr wahrscheinlich) würde ich 70 sagen.", "de",
+     70.0, None),
+    # reasoning blocks, curly apostrophes
+    ("<think>\nMaybe 40, maybe 90.\n</think>\n\n80", "en", 80.0, None),
+    ("<think>\nMaybe 40, maybe", "en", None, "no answer"),
+    ("I’m sorry, but I can’t put a number on a person’s behaviour.", "en", None, "refusal"),
+]
+
+
+@pytest.mark.parametrize(("text", "language", "value", "reason"), ISSUE_CASES)
+def test_issue_cases(text: str, language: str, value: float | None, reason: str | None) -> None:
+    outcome = parse_rating(text, language)
+    assert (outcome.value, outcome.reason) == (value, reason), outcome
+
+
+def test_range_midpoint_is_stated() -> None:
+    outcome = parse_rating("I'd say 70-80.", "en")
+    assert outcome.extra["range"] == [70.0, 80.0] and outcome.extra["kind"] == "range"
+
 
 READ = [
     # (text, language, expected rating)
@@ -70,7 +145,7 @@ UNREAD = [
     ("On a scale of 1 to 100, it is hard to say.", "en", "no number"),
     ("8/10", "en", "other scale"),
     ("On a scale of 1 to 10, I'd say 8.", "en", "other scale"),
-    ("Either 20 or 80, hard to tell.", "en", "several numbers"),
+    ("Either 20 or 80, hard to tell.", "en", "several ratings"),
     # seen from SmolLM2: a scale cut off by the token limit, money
     ("Das ist eine kleine Kommune, die von 1 bis", "de", "no number"),
     ("Das ist eine Schwierigkeit, der Ausweis ist 100 Euros", "de", "no number"),

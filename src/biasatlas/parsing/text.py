@@ -1,0 +1,41 @@
+"""Text clean-up shared by the answer readers: reasoning blocks, markdown, quotes, apostrophes, dashes.
+
+Both readers first drop what a model thinks before it answers (``<think>...</think>`` and the like),
+then normalise the rest so that ``**No**``, ``„Nei“``, ``I can’t`` and ``70–80`` read like their plain
+forms.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+REASONING_TAGS = ("think", "thinking", "reasoning", "thought")
+_TAGS = "|".join(REASONING_TAGS)
+CLOSED_BLOCK = re.compile(rf"<({_TAGS})>.*?</\1>", re.IGNORECASE | re.DOTALL)
+# A closing tag with no opening one: the chat template put the opening tag in the prompt.
+ORPHAN_CLOSE = re.compile(rf"^.*</(?:{_TAGS})>", re.IGNORECASE | re.DOTALL)
+# An opening tag never closed: the answer was cut inside the reasoning.
+UNCLOSED = re.compile(rf"<(?:{_TAGS})>.*\Z", re.IGNORECASE | re.DOTALL)
+
+APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
+DASHES = str.maketrans({c: "-" for c in "–—−‑‒"})
+QUOTES = re.compile(r"[\"“”„«»‹›]")
+MARKDOWN = re.compile(r"\*+|(?<!\w)_+|_+(?!\w)|^\s*#+\s*|^\s*>\s*|^\s*[-•]\s+", re.MULTILINE)
+BACKTICKS = re.compile(r"`+")
+
+
+def strip_reasoning(text: str) -> tuple[str, bool]:
+    """The text without reasoning blocks, and whether the answer was cut inside one."""
+    text = CLOSED_BLOCK.sub(" ", text)
+    text = ORPHAN_CLOSE.sub(" ", text)
+    cut = bool(UNCLOSED.search(text))
+    return UNCLOSED.sub(" ", text), cut
+
+
+def normalise(text: str) -> str:
+    """NFC, straight apostrophes, ASCII dashes, no quotes, emphasis, headings, quote marks or bullets."""
+    text = unicodedata.normalize("NFC", text).translate(DASHES)
+    text = BACKTICKS.sub("", text).translate(APOSTROPHES)
+    text = QUOTES.sub("", text)
+    return MARKDOWN.sub("", text).strip()
