@@ -29,7 +29,7 @@ def model() -> Iterator[LocalBackend]:
 @pytest.mark.parametrize("mode", ["choice", "generate"])
 @pytest.mark.parametrize(("language", "axis"), [("en", "religion"), ("de", "religion"), ("is", "nationality")])
 def test_small_run(model: LocalBackend, tmp_path: Path, language: str, axis: str, mode: str) -> None:
-    prompts = contact.build_prompts(contact.ContactConfig(language=language, axes=[axis], limit=4, seed=7))
+    prompts = contact.build_prompts(contact.ContactConfig(languages=[language], axes=[axis], limit=12, seed=7))
     store = Store(tmp_path)
     totals = run_plan(prompts, model, store, GenerationSettings(mode=mode, max_tokens=8), progress=False)
     assert (totals.planned, totals.new, totals.failed) == (12, 12, 0)
@@ -54,7 +54,7 @@ def test_small_run(model: LocalBackend, tmp_path: Path, language: str, axis: str
 def test_cli_run_resume_summary_report(tmp_path: Path) -> None:
     runner = CliRunner()
     study = tmp_path / "de-religion"
-    args = ["run", "contact", "--model", "smollm2", "--lang", "de", "--axis", "religion", "--limit", "3",
+    args = ["run", "contact", "--model", "smollm2", "--lang", "de", "--axis", "religion", "--limit", "9",
             "--study", str(study)]
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
@@ -71,3 +71,23 @@ def test_cli_run_resume_summary_report(tmp_path: Path) -> None:
     assert report.exit_code == 0
     html = (study / "report.html").read_text()
     assert "Contact-hypothesis probe" in html and "data:image/png;base64" in html
+
+
+def test_cli_two_languages_generate_and_analysis_options(tmp_path: Path) -> None:
+    runner = CliRunner()
+    study = tmp_path / "de-is"
+    # one design cell per language (scenario x principle x action), so 2 sets cover both languages
+    args = ["run", "contact", "--model", "smollm2", "--lang", "de,is", "--axis", "religion", "--limit", "6",
+            "--scenario", "education", "--principle", "equal_status", "--mode", "generate", "--max-tokens", "4",
+            "--study", str(study)]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    summary = runner.invoke(app, ["summary", "--study", str(study), "--json", "--correction", "holm",
+                                  "--alpha", "0.1"])
+    assert summary.exit_code == 0, summary.output
+    data = json.loads(summary.stdout)["contact"]
+    assert data["last_run"]["planned"] == 6
+    assert data["analysis"] == {"alpha": 0.1, "correction": "holm"}
+    assert {r["language"] for r in data["by_contact"]} == {"de", "is"}
+    assert {r["mode"] for r in data["by_contact"]} == {"generate"}
+    assert all(r["correction"] == "holm" for r in data["tests"])

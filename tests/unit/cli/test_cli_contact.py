@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -26,29 +27,76 @@ def test_plan_only_prints_json(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--lang", "fr"], "unknown language 'fr'; valid: de, en, is"),
+        (["--lang", "fr"], "--lang 'fr' is not valid for contact; valid: de, en, is"),
+        (["--lang", "en,fr"], "--lang 'fr' is not valid for contact; valid: de, en, is"),
         (["--axis", "hobby"], "unknown axis 'hobby'"),
-        (["--scale", "sometimes"], "unknown scale 'sometimes'"),
-        (["--mode", "vote"], "unknown mode 'vote'"),
+        (["--lang", "de", "--template-set", "b"], "unknown template set 'b' for de; valid: a"),
+        (["--scale", "sometimes"], "unknown scale 'sometimes'; valid: certainty, likelihood, frequency"),
+        (["--action", "maybe"], "unknown action 'maybe'; valid: positive, negative"),
+        (["--holistic-bias-version", "v3"], "unknown HolisticBias version 'v3'; valid: v1.0, v1.1"),
+        (["--mode", "vote"], "--mode 'vote': valid: choice, generate"),
+        (["--limit", "0"], "--limit 0: must be at least 1"),
+        (["--http", "x=y"], "--http wants NAME=VALUE"),
+        (["--templates", "nosuch.csv"], "nosuch.csv: file not found"),
     ],
 )
 def test_bad_choices(tmp_path: Path, args: list[str], message: str) -> None:
     result = runner.invoke(app, ["run", "contact", *args, "--plan-only", "--study", str(tmp_path)])
     assert result.exit_code == 2
-    assert message in result.output
+    assert message in " ".join(result.output.replace("│", " ").split())
+
+
+def _plan(tmp_path: Path, *args: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["run", "contact", *args, "--plan-only", "--study", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    assert "None" not in result.stdout
+    plan: dict[str, Any] = json.loads(result.stdout)
+    return plan
+
+
+def test_several_languages_comma_separated_or_repeated(tmp_path: Path) -> None:
+    comma = _plan(tmp_path, "--lang", "de,is", "--axis", "religion")
+    repeated = _plan(tmp_path, "--lang", "de", "--lang", "is", "--axis", "religion")
+    assert comma == repeated
+    assert comma["languages"] == {"de": 630, "is": 540}  # paper 000: 7 and 6 religious groups x 30 x 3
+    assert comma["factors"]["template_set"] == {"de-a": 630, "is-a": 540}
+
+
+@pytest.mark.parametrize("limit", [30, 100, 301])
+def test_limit_counts_prompts_in_whole_sets(tmp_path: Path, limit: int) -> None:
+    plan = _plan(tmp_path, "--lang", "en,de", "--scale", "all", "--limit", str(limit), "--seed", "2")
+    assert plan["prompts"] == 3 * plan["prompt_sets"] == 3 * (limit // 3)
+    assert set(plan["languages"]) == {"en", "de"}
+    assert set(plan["factors"]["scale"]) == {"certainty", "likelihood", "frequency"}
+    if limit >= 100:  # 33 sets cover every scenario of the 5, every principle of the 6
+        assert len(plan["factors"]["scenario"]) == 5 and len(plan["factors"]["principle"]) == 6
+
+
+def test_plan_only_of_an_imported_dataset(tmp_path: Path) -> None:
+    sheet = tmp_path / "q.csv"
+    sheet.write_text("q\nWork with [descriptor]?\nI like [descriptor]. Work with [descriptor]?\n"
+                     "I fear [descriptor]. Work with [descriptor]?\n")
+    desc = tmp_path / "d.txt"
+    desc.write_text("tall people\nshort people\n")
+    plan = _plan(tmp_path, "--templates", str(sheet), "--descriptors", str(desc), "--format", "rows",
+                 "--scale", "likelihood", "--limit", "4")
+    assert plan["prompts"] == 3 and plan["prompt_sets"] == 1
+    assert plan["factors"]["scale"] == {"likelihood": 3}
+    assert "scenario" not in plan["factors"]
 
 
 def test_unknown_model(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["run", "contact", "--model", "nosuch:thing", "--limit", "1",
+    result = runner.invoke(app, ["run", "contact", "--model", "nosuch:thing", "--limit", "3",
                                  "--study", str(tmp_path)])
     assert result.exit_code == 2
     assert "unknown model spec 'nosuch:thing'" in result.output
 
 
 def test_missing_gguf(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["run", "contact", "--model", str(tmp_path / "x.gguf"), "--limit", "1",
+    result = runner.invoke(app, ["run", "contact", "--model", str(tmp_path / "x.gguf"), "--limit", "3",
                                  "--study", str(tmp_path)])
-    assert result.exit_code == 2 and "GGUF file not found" in result.output
+    output = "".join(result.output.split())  # the path may be wrapped
+    assert result.exit_code == 2 and "GGUFfile" in output and str(tmp_path / "x.gguf") in output
 
 
 def test_summary_of_missing_study(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from biasatlas.datafiles import DataFileError, load_yaml
 
+NAME = "contact"  # the probe's name in the study
 SCALES = ("certainty", "likelihood", "frequency")
 CONTACTS = ("none", "positive", "negative")
 ACTIONS = ("positive", "negative")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from biasatlas.probes.contact.probe import NAME, compose
-from biasatlas.probes.contact.data import SCALES, holistic_bias_descriptors, template_sets
+from biasatlas.probes.contact.data import NAME, SCALES, holistic_bias_descriptors, template_sets
+from biasatlas.probes.contact.plan import compose
 from biasatlas.records import Message, Prompt, stable_hash
 
 RAJ_COLUMNS = (

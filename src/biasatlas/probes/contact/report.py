@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from biasatlas.probes.contact import analysis as ca
-from biasatlas.probes.contact.probe import NAME, outcomes
+from biasatlas.probes.contact.data import NAME
+from biasatlas.probes.contact.read import outcomes
 from biasatlas.report.html import Section
 
 METHODS = (

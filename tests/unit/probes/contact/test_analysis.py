@@ -13,10 +13,10 @@ from biasatlas.runner import run_plan
 from biasatlas.store import Store
 
 
-def _script(request: Request) -> str:
+def _script(request: Request, refuse: str = "Amish") -> str:
     """Refuses to engage under negative contact, engages otherwise; one refusal for markup checks."""
     meta = request.prompt.meta
-    if meta["descriptor"] == "Amish" and meta["contact"] == "none":
+    if meta["descriptor"] == refuse and meta["contact"] == "none":
         return "<b>I cannot</b> answer that."
     engage = meta["contact"] != "negative"
     if meta["action"] == "negative":
@@ -25,9 +25,10 @@ def _script(request: Request) -> str:
 
 
 def test_tables_tests_and_report(tmp_path: Path) -> None:
-    prompts = contact.build_prompts(contact.ContactConfig(language="en", axes=["religion"], limit=60))
+    prompts = contact.build_prompts(contact.ContactConfig(language="en", axes=["religion"], limit=180))  # 60 sets
     store = Store(tmp_path)
-    run_plan(prompts, FakeBackend(_script), store, GenerationSettings(), progress=False)
+    drawn = prompts[0].meta["descriptor"]  # a descriptor the --limit draw holds, for the refusal
+    run_plan(prompts, FakeBackend(lambda r: _script(r, drawn)), store, GenerationSettings(), progress=False)
     out = contact.outcomes(store.frame(probe="contact"))
     table = decision_table(out, ["scale", "contact"]).set_index("contact")
     assert table.loc["negative", "biased_pct"] == 100.0

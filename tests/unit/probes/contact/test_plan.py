@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from biasatlas.probes.contact.probe import ContactConfig, build_prompts
 from biasatlas.probes.contact.data import (
     PRINCIPLES,
     SCENARIOS,
@@ -14,6 +13,7 @@ from biasatlas.probes.contact.data import (
     languages,
     template_sets,
 )
+from biasatlas.probes.contact.probe import ContactConfig, build_prompts
 
 
 def test_languages_shipped() -> None:

@@ -1,0 +1,273 @@
+"""Prompt planning of the contact probe: its configuration and the prompt sets of the design.
+
+A prompt set asks one question (scale × scenario × principle × action × group) under no, positive
+and negative contact framing: three prompts sharing a ``set_id``. The plan of several languages is
+the union of each language's plan. ``limit`` counts prompts and draws whole prompt sets, stratified
+over language × scale × scenario × principle × action (:func:`biasatlas.probes.base.limit_prompts`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, cast
+
+from pydantic import Field, field_validator, model_validator
+
+from biasatlas.probes.base import ProbeConfig, limit_prompts
+from biasatlas.probes.contact.data import (
+    ACTIONS,
+    CONTACTS,
+    HB_VERSIONS,
+    NAME,
+    PRINCIPLES,
+    SCALES,
+    SCENARIOS,
+    Cell,
+    ContactDataError,
+    Descriptor,
+    TemplateSet,
+    descriptors_for,
+    fill,
+    languages,
+    template_sets,
+)
+from biasatlas.records import Message, Prompt, stable_hash
+
+DEFAULT_LANGUAGE = "en"
+IMPORT_FORMATS = ("raj", "rows")
+#: design factors of ``Prompt.meta`` shown in a plan and kept in the outcomes frame
+FACTORS = ("language", "scale", "contact", "action", "scenario", "principle", "axis", "template_set")
+
+
+class ContactConfig(ProbeConfig):
+    """What part of the contact design to ask (or which published dataset to import).
+
+    ``limit`` counts prompts: whole prompt sets of three, as many as fit (one set below 3).
+    """
+
+    #: deprecated: one language; sets ``languages`` to ``[language]`` (kept for older callers)
+    language: str | None = Field(default=None, exclude=True)
+    axes: list[str] | None = None
+    scales: list[str] = Field(default_factory=lambda: ["certainty"])
+    actions: list[str] | None = None  # default: both for English, positive for de/is (paper 000)
+    scenarios: list[str] | None = None
+    principles: list[str] | None = None
+    template_set: str = "a"
+    hb_version: str = "v1.0"
+    #: a published dataset to import instead of our templates, its descriptor list and format
+    templates: Path | None = None
+    descriptors: Path | None = None
+    import_format: str | None = None
+
+    @model_validator(mode="after")
+    def _language_alias(self) -> ContactConfig:
+        if self.language is not None:
+            if self.languages is not None and self.languages != [self.language]:
+                raise ValueError(f"language {self.language!r} contradicts languages {self.languages}; give one")
+            self.languages = [self.language]
+        return self
+
+    @field_validator("scales")
+    @classmethod
+    def _scales(cls, v: list[str]) -> list[str]:
+        return _check(v, SCALES, "scale")
+
+    @field_validator("scenarios")
+    @classmethod
+    def _scenarios(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else _check(v, SCENARIOS, "scenario")
+
+    @field_validator("principles")
+    @classmethod
+    def _principles(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else _check(v, PRINCIPLES, "principle")
+
+    @field_validator("actions")
+    @classmethod
+    def _actions(cls, v: list[str] | None) -> list[str] | None:
+        return None if v is None else _check(v, ACTIONS, "action")
+
+    @field_validator("hb_version")
+    @classmethod
+    def _hb(cls, v: str) -> str:
+        return _check([v], HB_VERSIONS, "HolisticBias version")[0]
+
+    @field_validator("import_format")
+    @classmethod
+    def _format(cls, v: str | None) -> str | None:
+        return None if v is None else _check([v], IMPORT_FORMATS, "import format")[0]
+
+
+def _check(values: list[str], valid: Sequence[str], what: str) -> list[str]:
+    expanded = list(valid) if values == ["all"] else values
+    bad = [v for v in expanded if v not in valid]
+    if bad:
+        raise ValueError(f"unknown {what} {bad[0]!r}; valid: {', '.join(valid)}")
+    return expanded
+
+
+def config_languages(config: ContactConfig) -> list[str]:
+    """The configured languages (English if none is given)."""
+    return list(config.languages or [DEFAULT_LANGUAGE])
+
+
+class SetSpec(NamedTuple):
+    """One prompt set of the design, before its three prompts are written."""
+
+    language: str
+    tset: TemplateSet
+    scale: str
+    cell: Cell
+    action: str
+    descriptor: Descriptor
+
+
+def cell_of(prompt: Prompt) -> Hashable:
+    """The design cell of a prompt, the stratum of the ``limit`` draw."""
+    meta = prompt.meta
+    return (prompt.language, meta.get("scale"), meta.get("scenario"), meta.get("principle"), meta.get("action"))
+
+
+def set_of(prompt: Prompt) -> Hashable:
+    """The prompt set a prompt belongs to (the unit the ``limit`` draw keeps whole)."""
+    return prompt.meta["set_id"]
+
+
+def _spec_cell(spec: SetSpec) -> Hashable:
+    return (spec.language, spec.scale, spec.cell.scenario, spec.cell.principle, spec.action)
+
+
+# ---- plan -----------------------------------------------------------------------------------
+def select_descriptors(config: ContactConfig, language: str | None = None) -> list[Descriptor]:
+    """The descriptors of the chosen axes; unknown axes are an error listing the valid ones."""
+    language = language or config_languages(config)[0]
+    descriptors = list(descriptors_for(language, config.hb_version))
+    valid_axes = sorted({d.axis for d in descriptors})
+    if config.axes:
+        bad = [a for a in config.axes if a not in valid_axes]
+        if bad:
+            raise ValueError(f"unknown axis {bad[0]!r} for language {language!r}; valid: {', '.join(valid_axes)}")
+        descriptors = [d for d in descriptors if d.axis in config.axes]
+    return descriptors
+
+
+def compose(contact_sentence: str | None, question: str, instruction: str) -> str:
+    """The user message: contact framing (if any), the question, the answer instruction."""
+    body = f"{contact_sentence} {question}" if contact_sentence else question
+    return f"{body}\n{instruction}"
+
+
+def _language_specs(config: ContactConfig, language: str) -> list[SetSpec]:
+    """Every prompt set of one language, in plan order (scale, cell, action, descriptor)."""
+    if language not in languages():
+        raise ValueError(f"unknown language {language!r}; valid: {', '.join(languages())}")
+    sets = template_sets(language)
+    if config.template_set not in sets:
+        raise ValueError(f"unknown template set {config.template_set!r} for {language}; valid: {', '.join(sets)}")
+    tset = sets[config.template_set]
+    missing = [s for s in config.scales if s not in tset.scales]
+    if missing:
+        raise ValueError(f"template set {tset.path.name} has no {missing[0]} scale")
+    actions = config.actions or (list(ACTIONS) if language == "en" else ["positive"])
+    descriptors = select_descriptors(config, language)
+    specs: list[SetSpec] = []
+    for scale in config.scales:
+        for cell in tset.cells:
+            if config.scenarios and cell.scenario not in config.scenarios:
+                continue
+            if config.principles and cell.principle not in config.principles:
+                continue
+            for action in actions:
+                if action not in cell.actions:
+                    raise ContactDataError(f"{tset.path}: cell {cell.id} has no {action} action")
+                specs.extend(SetSpec(language, tset, scale, cell, action, d) for d in descriptors)
+    return specs
+
+
+def set_specs(config: ContactConfig) -> list[SetSpec]:
+    """Every prompt set of the design: the union over the configured languages (``limit`` not applied)."""
+    return [spec for language in config_languages(config) for spec in _language_specs(config, language)]
+
+
+def _set_prompts(spec: SetSpec, hb_version: str) -> list[Prompt]:
+    """The three prompts (none / positive / negative contact) of one prompt set."""
+    language, tset, scale, cell, action, d = spec
+    instruction = tset.scales[scale]["instruction"]
+    question = fill(cell.actions[action][scale], d, cell.noun)
+    meta_base: dict[str, Any] = {
+        "scale": scale,
+        "action": action,
+        "verb": cell.actions[action].get("verb"),
+        "scenario": cell.scenario,
+        "principle": cell.principle,
+        "axis": d.axis,
+        "bucket": d.bucket,
+        "descriptor": d.key,
+        "group": d.label,
+        "template_set": f"{language}-{tset.name}",
+        "template_id": cell.id,
+        "source": "biasatlas",
+    }
+    if language == "en":
+        meta_base["hb_version"] = hb_version
+    set_id = stable_hash(meta_base, length=16)
+    prompts = []
+    for contact in CONTACTS:
+        sentence = None if contact == "none" else fill(cell.contact[contact], d, cell.noun)
+        prompts.append(
+            Prompt(
+                probe=NAME,
+                language=language,
+                messages=(Message(role="user", content=compose(sentence, question, instruction)),),
+                options=tuple(tset.scales[scale]["options"]),
+                meta={**meta_base, "contact": contact, "set_id": set_id},
+            )
+        )
+    return prompts
+
+
+def limit_specs(specs: Sequence[SetSpec], limit: int | None, seed: int) -> list[SetSpec]:
+    """The prompt sets :func:`limit_prompts` keeps of the plan, drawn before any prompt is written.
+
+    Each set stands in for its three prompts, with its design cell and an index as the unit, so
+    the draw is the one :func:`limit_prompts` makes on the written plan (``cell_of``, ``set_of``);
+    a test checks that. Writing only the drawn sets keeps a small run of the English plan fast.
+    """
+    if limit is None:
+        return list(specs)
+    stand_ins = [(i, _spec_cell(spec)) for i, spec in enumerate(specs) for _ in CONTACTS]
+    kept = limit_prompts(
+        cast("Sequence[Prompt]", stand_ins),  # limit_prompts reads items only through cell and unit
+        limit,
+        seed,
+        cell=lambda item: cast("tuple[int, Hashable]", item)[1],
+        unit=lambda item: cast("tuple[int, Hashable]", item)[0],
+    )
+    chosen = sorted({cast("tuple[int, Hashable]", item)[0] for item in kept})
+    return [specs[i] for i in chosen]
+
+
+def build_prompts(config: ContactConfig) -> list[Prompt]:
+    """Every prompt of the design, prompt sets of none / positive / negative; ``limit`` applied."""
+    specs = limit_specs(set_specs(config), config.limit, config.seed)
+    return [p for spec in specs for p in _set_prompts(spec, config.hb_version)]
+
+
+def limit_imported(prompts: Sequence[Prompt], limit: int | None, seed: int) -> list[Prompt]:
+    """``limit`` on an imported dataset's prompts: the same draw of whole prompt sets."""
+    return limit_prompts(prompts, limit, seed, cell=cell_of, unit=set_of)
+
+
+def draw_prompt_sets(config: ContactConfig, n_sets: int) -> list[Prompt]:
+    """``n_sets`` prompt sets drawn uniformly (``random.Random(config.seed).sample``), in plan order.
+
+    Not stratified, and ``config.limit`` is ignored: the draw the probe's ``limit`` made before it
+    counted prompts, kept for callers that need exactly that many sets (the debiasing splits).
+    """
+    specs = set_specs(config)
+    if n_sets < len(specs):
+        chosen = sorted(random.Random(config.seed).sample(range(len(specs)), n_sets))
+        specs = [specs[i] for i in chosen]
+    return [p for spec in specs for p in _set_prompts(spec, config.hb_version)]
