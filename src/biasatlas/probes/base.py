@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from contextvars import ContextVar
+from itertools import zip_longest
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -207,7 +208,7 @@ def plan_summary(prompts: Sequence[Prompt], factors: Sequence[str], samples: int
     for factor in factors:
         if factor == "language":
             continue  # given by Prompt.language, below
-        c = Counter(str(p.meta.get(factor)) for p in prompts if factor in p.meta)
+        c = Counter(str(p.meta[factor]) for p in prompts if p.meta.get(factor) is not None)
         if c:
             counts[factor] = dict(sorted(c.items()))
     languages = Counter(p.language for p in prompts)
@@ -246,12 +247,15 @@ def limit_prompts(
     for key, members in units.items():
         by_cell[cell(prompts[members[0]])].append(key)
     rng = random.Random(seed)
-    queues = []
+    by_language: dict[str, list[list[Hashable]]] = defaultdict(list)
     for c in sorted(by_cell, key=repr):
         keys = list(by_cell[c])
         rng.shuffle(keys)
-        queues.append(keys)
-    rng.shuffle(queues)
+        by_language[prompts[units[keys[0]][0]].language].append(keys)
+    for cells in by_language.values():
+        rng.shuffle(cells)
+    # Languages take turns first, so a small limit over several languages touches each of them.
+    queues = [q for group in zip_longest(*by_language.values()) for q in group if q is not None]
     chosen: list[int] = []
     taken = 0
     while queues:
