@@ -22,6 +22,9 @@ COMMAND_MODULES = (
     "biasatlas.cli.run_stories",
     "biasatlas.cli.run_leakage",
     "biasatlas.cli.debias",
+    "biasatlas.cli.export",
+    "biasatlas.cli.audit",
+    "biasatlas.cli.batch",
 )
 for _module in COMMAND_MODULES:
     try:
