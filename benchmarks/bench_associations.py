@@ -29,11 +29,11 @@ from biasatlas.probes.stories.synth import random_planted, synthetic_profiles
 from biasatlas.stats.associations import (
     UNKNOWN,
     AssociationConfig,
-    _prune_array,
     encode_profiles,
     family_pvalues,
     mine_associations,
 )
+from biasatlas.stats.associations.tables import _prune_array
 from biasatlas.stats.multitest import adjust
 
 LANGS = ("en", "fr", "es", "it", "pt", "nl", "uk", "ar", "hi", "zh")
