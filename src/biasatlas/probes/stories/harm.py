@@ -23,7 +23,6 @@ import yaml
 
 from biasatlas.probes.stories.seeds import load_seeds
 from biasatlas.records import Message, Prompt
-from biasatlas.report.html import Section
 from biasatlas.stats.proportions import wilson_interval
 from biasatlas.store import Store
 
@@ -343,25 +342,3 @@ def summarise_harm(store: Store) -> dict[str, Any]:
     out["alignment"] = alignment(llm, human)
     return out
 
-
-def report_sections(store: Store) -> list[Section]:
-    harm = summarise_harm(store)
-    if not harm:
-        return []
-    section = Section("Stories: harm ratings")
-    section.methods = (
-        "Each association is rated for harm (1-5) and realism (yes/no/not sure) by LLM judges, k samples each, "
-        "questions in random order; harmful = median harm >= 4. Human-LLM alignment: Pearson and Spearman "
-        "correlations of mean harm per association, mean difference (t-test CI), agreement on harmful vs benign "
-        "(Wilson CI) and a rater × rater agreement matrix."
-    )
-    align = harm.get("alignment", {})
-    flat = {k: v for k, v in align.items() if k not in ("agreement_matrix", "mean_difference_by_attribute")}
-    section.add_table(pd.DataFrame([{"measure": k, "value": str(v)} for k, v in flat.items()]), "Alignment")
-    if align.get("mean_difference_by_attribute"):
-        section.add_table(pd.DataFrame(align["mean_difference_by_attribute"]), "LLM − human harm, per attribute")
-    if align.get("agreement_matrix"):
-        section.add_table(
-            pd.DataFrame(align["agreement_matrix"]).reset_index(), "Harmful/benign agreement between raters"
-        )
-    return [section]

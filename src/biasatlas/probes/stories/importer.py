@@ -19,8 +19,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from biasatlas.probes.stories.probe import EXTRACT_PROBE, NAME
 from biasatlas.probes.stories.extract import _match_value
+from biasatlas.probes.stories.plan import EXTRACT_PROBE, NAME
 from biasatlas.probes.stories.seeds import PUBLISHED_LANGUAGE_ALIASES, UNKNOWN, Dimension, load_seeds, slug
 from biasatlas.records import GenerationSettings, Message, Prompt, Request, Response
 from biasatlas.runner import RunTotals, run_plan

@@ -11,8 +11,13 @@ from typer.testing import CliRunner
 
 from biasatlas.backends.fake import FakeBackend
 from biasatlas.cli.main import app
-from biasatlas.probes.stories import probe as stories
+from biasatlas.probes.stories.analysis import summarise
+from biasatlas.probes.stories.extract_step import extraction_prompts
 from biasatlas.probes.stories.importer import REQUIRED_COLUMNS, import_stories, read_table
+from biasatlas.probes.stories.plan import build_prompts
+from biasatlas.probes.stories.profiles import load_profiles
+from biasatlas.probes.stories.read import story_rows
+from biasatlas.probes.stories.report import report_sections
 from biasatlas.probes.stories.seeds import SeedError, _check_against, load_seeds
 from biasatlas.records import GenerationSettings, Request
 from biasatlas.runner import run_plan
@@ -22,10 +27,10 @@ EN = load_seeds("en")
 
 
 def test_prompts_cover_every_value_and_scenario_once():
-    prompts = stories.build_prompts(EN)
+    prompts = build_prompts(EN)
     assert len(prompts) == 79 * 36
     assert len({(p.meta["base_value"], p.meta["base_attribute"], p.meta["scenario_key"]) for p in prompts}) == 2844
-    first = stories.build_prompts(EN, limit=5)
+    first = build_prompts(EN, limit=5)
     assert len({p.meta["base_attribute"] for p in first}) == 5  # a small limit still varies A
     text = first[0].messages[0].content
     assert "a child (0-12 years old)" in text and "doing the weekly grocery shopping" in text
@@ -77,12 +82,12 @@ def _extractor(answer: str | None):
 
 def _run_study(tmp_path: Path) -> Store:
     store = Store(tmp_path)
-    prompts = [p for p in stories.build_prompts(EN) if p.meta["base_attribute"] in {"income_level", "religion"}][:20]
+    prompts = [p for p in build_prompts(EN) if p.meta["base_attribute"] in {"income_level", "religion"}][:20]
     run_plan(prompts, FakeBackend(_story_script, name="gen"), store, GenerationSettings(max_tokens=50, temperature=1.0),
              samples=2, progress=False)
-    frame = stories.story_rows(store)
+    frame = story_rows(store)
     assert frame["refusal"].sum() == sum(p.meta["base_attribute"] == "religion" for p in prompts) * 2
-    ex_prompts = stories.extraction_prompts(frame)
+    ex_prompts = extraction_prompts(frame)
     assert all(p.meta["base_attribute"] != "religion" for p in ex_prompts)  # refusals are not extracted
     # three extractors: two agree, one answers garbage -> the majority (2 of 3) still holds
     for name, answer in (("a", None), ("b", None), ("c", "no idea")):
@@ -93,7 +98,7 @@ def _run_study(tmp_path: Path) -> Store:
 
 def test_profiles_vote_and_keep_the_prompted_attribute(tmp_path):
     store = _run_study(tmp_path)
-    profiles, counts = stories.load_profiles(store)
+    profiles, counts = load_profiles(store)
     assert counts["stories"]["refusals"] > 0
     # a and b answer 3 of the 18 attributes (the rest counted as missing): repaired; c: rejected
     assert counts["extraction"]["answers"] == {"repaired": 2 * len(profiles), "rejected": len(profiles)}
@@ -107,24 +112,24 @@ def test_profiles_vote_and_keep_the_prompted_attribute(tmp_path):
 
 def test_two_of_three_needed(tmp_path):
     store = Store(tmp_path)
-    prompts = [p for p in stories.build_prompts(EN) if p.meta["base_attribute"] == "income_level"][:3]
+    prompts = [p for p in build_prompts(EN) if p.meta["base_attribute"] == "income_level"][:3]
     run_plan(prompts, FakeBackend(_story_script, name="gen"), store, GenerationSettings(max_tokens=50),
              progress=False)
-    ex_prompts = stories.extraction_prompts(stories.story_rows(store))
+    ex_prompts = extraction_prompts(story_rows(store))
     for name, answer in (("a", None), ("b", "no idea"), ("c", "still no idea")):
         run_plan(ex_prompts, FakeBackend(_extractor(answer), name=name), store, GenerationSettings(max_tokens=200),
                  progress=False)
-    profiles, _ = stories.load_profiles(store)
+    profiles, _ = load_profiles(store)
     assert set(profiles["age"]) == {"unknown"}  # 1 vote of 3 is not a majority
 
 
 def test_summary_and_report_run(tmp_path):
     store = _run_study(tmp_path)
-    summary = stories.summarise(store)
+    summary = summarise(store)
     assert summary["counts"]["profiles"] > 0
     assert summary["refusal_rate"]["refusals"] > 0
     assert "associations" in summary
-    assert stories.report_sections(store)
+    assert report_sections(store)
 
 
 def _published_rows(n: int = 6) -> pd.DataFrame:
@@ -155,7 +160,7 @@ def test_import_published_layout(tmp_path):
     assert counts["stories_imported"] == 6 and counts["extractions_imported"] == 6
     assert counts["out_of_vocabulary_values_set_to_unknown"] == {"gender": 6}
     with Store(tmp_path / "study") as store:
-        profiles, pc = stories.load_profiles(store)
+        profiles, pc = load_profiles(store)
     assert len(profiles) == 6
     row = profiles.iloc[0]
     assert (row["age"], row["geographic_origin"], row["religion"], row["housing_status"], row["gender"]) == (
@@ -166,7 +171,7 @@ def test_import_published_layout(tmp_path):
     # importing twice adds nothing
     import_stories(path, tmp_path / "study")
     with Store(tmp_path / "study") as store:
-        assert len(stories.load_profiles(store)[0]) == 6
+        assert len(load_profiles(store)[0]) == 6
 
 
 def test_import_missing_columns_is_a_clear_error(tmp_path):
@@ -199,9 +204,9 @@ def test_extraction_prompts_carry_the_json_schema_to_http_servers(tmp_path):
     from biasatlas.backends.openai_compat import OpenAIBackend
 
     store = Store(tmp_path)
-    prompts = [p for p in stories.build_prompts(EN) if p.meta["base_attribute"] == "income_level"][:1]
+    prompts = [p for p in build_prompts(EN) if p.meta["base_attribute"] == "income_level"][:1]
     run_plan(prompts, FakeBackend(_story_script, name="gen"), store, GenerationSettings(max_tokens=50), progress=False)
-    ex_prompt = stories.extraction_prompts(stories.story_rows(store))[0]
+    ex_prompt = extraction_prompts(story_rows(store))[0]
     backend = OpenAIBackend.__new__(OpenAIBackend)  # only the request body is under test: no server
     backend.model = "m"
     body = backend._body(Request(prompt=ex_prompt, settings=GenerationSettings(max_tokens=10)), choice=False)

@@ -1,0 +1,152 @@
+"""Profiles: the extractors' answers parsed and voted into one profile per usable story."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasatlas.probes.stories.extract import Extraction, parse_extraction, vocabularies, vote_profiles
+from biasatlas.probes.stories.plan import EXTRACT_PROBE
+from biasatlas.probes.stories.read import story_rows
+from biasatlas.probes.stories.seeds import load_seeds
+from biasatlas.store import Store
+
+
+def load_profiles(store: Store) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """One voted profile per usable story, and the counts of everything left out or repaired."""
+    english = load_seeds("en")
+    dims = list(english.dimensions)
+    stories = story_rows(store)
+    counts: dict[str, Any] = {"stories": {}, "extraction": {}}
+    if stories.empty:
+        return pd.DataFrame(columns=["model", "language", "story_id", "base_attribute", *dims]), counts
+    counts["stories"] = {
+        "planned": len(stories),
+        "answered": int((stories["status"] == "answered").sum()),
+        "failed": int((stories["status"] == "failed").sum()),
+        "pending": int((stories["status"] == "pending").sum()),
+        "refusals": int(stories["refusal"].sum()),
+        "empty": int(stories["empty"].sum()),
+    }
+    ex = store.frame(probe=EXTRACT_PROBE)
+    story_text = dict(zip(stories["story_id"], stories["text"], strict=True))
+    status_counts: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    repairs: Counter[str] = Counter()
+    oov: Counter[str] = Counter()
+    missing: Counter[str] = Counter()
+    unsupported: Counter[str] = Counter()
+    per_story: dict[tuple[str, str], list[dict[str, str]]] = {}
+    n_extractors: dict[tuple[str, str], int] = {}
+    if not ex.empty:
+        for row in ex.itertuples(index=False):
+            sid = f"{row.story_prompt_id}:{int(str(row.story_sample))}"
+            key = (str(row.generator), sid)
+            n_extractors[key] = n_extractors.get(key, 0) + 1
+            if row.status != "answered":
+                status_counts[str(row.status)] += 1
+                continue
+            dims_x = vocabularies(english, exclude=[str(row.base_attribute)])
+            imported = _truthy(getattr(row, "imported", None))
+            parsed: Extraction = parse_extraction(
+                _cell_text(row.text), dims_x,
+                "" if imported else str(story_text.get(sid) or ""),
+            )
+            status_counts[parsed.status] += 1
+            if parsed.reason:
+                reasons[parsed.reason] += 1
+            for r in parsed.repairs:
+                repairs[r.split(" ", 1)[1] if r[:1].isdigit() else r] += 1
+            for d in parsed.out_of_vocabulary:
+                oov[d] += 1
+            for d in parsed.missing:
+                missing[d] += 1
+            if not imported:
+                for d in parsed.unsupported_evidence:
+                    unsupported[d] += 1
+            per_story.setdefault(key, []).append(parsed.values)
+    counts["extraction"] = {
+        "answers": dict(status_counts),
+        "rejection_reasons": dict(reasons),
+        "repairs": dict(repairs),
+        "out_of_vocabulary_by_attribute": dict(oov),
+        "missing_by_attribute": dict(missing),
+        "evidence_not_in_story_by_attribute": dict(unsupported),
+        "extractors": sorted(ex["model"].unique().tolist()) if not ex.empty else [],
+    }
+    rows = []
+    usable = stories[(stories["status"] == "answered") & ~stories["refusal"] & ~stories["empty"]]
+    no_extraction = 0
+    for row in usable.itertuples(index=False):
+        key = (str(row.model), str(row.story_id))
+        if key not in n_extractors:
+            no_extraction += 1
+            continue
+        voted = vote_profiles(per_story.get(key, []), dims, n_extractors[key])
+        voted[str(row.base_attribute)] = str(row.base_value)  # from the prompt, never re-extracted
+        rows.append(
+            {
+                "model": row.model,
+                "language": row.language,
+                "story_id": row.story_id,
+                "base_attribute": row.base_attribute,
+                "base_value": row.base_value,
+                "scenario_key": row.scenario_key,
+                **voted,
+            }
+        )
+    counts["stories"]["usable"] = len(usable)
+    counts["stories"]["without_extraction"] = no_extraction
+    profiles = pd.DataFrame(rows, columns=["model", "language", "story_id", "base_attribute", "base_value",
+                                           "scenario_key", *dims])
+    counts["profiles"] = len(profiles)
+    return profiles, counts
+
+
+def _cell_text(value: Any) -> str | None:
+    """A frame cell as text (NaN/None -> None)."""
+    return None if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+
+def _truthy(value: Any) -> bool:
+    """A meta flag read back from the frame (absent -> NaN)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return False
+    return bool(value)
+
+
+
+OUTCOME_COLUMNS = ["model", "language", "prompt_id", "sample_index", "story_id", "base_attribute", "base_value",
+                   "scenario_key", "scenario_group", "status", "text", "refusal", "empty", "profile", "reason"]
+
+
+def story_outcomes(store: Store) -> pd.DataFrame:
+    """One row per stored story: the design factors, the story, and its voted profile.
+
+    ``profile`` is True when the story has a voted profile (one column per attribute; the prompted
+    one is the prompt's value); ``reason`` says why not otherwise: not answered, refusal, empty, or
+    not extracted.
+    """
+    dims = list(load_seeds("en").dimensions)
+    stories = story_rows(store)
+    if stories.empty:
+        return pd.DataFrame(columns=[*OUTCOME_COLUMNS, *dims])
+    design = [c for c in OUTCOME_COLUMNS if c not in ("profile", "reason")]
+    frame = stories.copy()
+    for column in design:
+        if column not in frame.columns:  # imported stories have no scenario group
+            frame[column] = None
+    profiles, _ = load_profiles(store)
+    voted = profiles[["model", "story_id", *dims]].drop_duplicates(["model", "story_id"])
+    frame = frame[design].merge(voted, on=["model", "story_id"], how="left", indicator=True)
+    frame["profile"] = frame.pop("_merge") == "both"
+    reason = pd.Series(None, index=frame.index, dtype=object)
+    reason[~frame["profile"]] = "not extracted"
+    reason[frame["empty"].astype(bool)] = "empty"
+    reason[frame["refusal"].astype(bool)] = "refusal"
+    reason[frame["status"] != "answered"] = "not answered"
+    frame["reason"] = reason
+    return frame[[*OUTCOME_COLUMNS, *dims]].reset_index(drop=True)

@@ -1,0 +1,111 @@
+"""The story sections of the HTML report: associations, distributions, language specificity, harm."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasatlas.probes.stories import harm as stories_harm
+from biasatlas.probes.stories.analysis import associations, distributions, language_sets, method_text
+from biasatlas.probes.stories.plan import TITLE
+from biasatlas.probes.stories.profiles import load_profiles
+from biasatlas.probes.stories.seeds import UNKNOWN
+from biasatlas.report.html import Section
+from biasatlas.stats.associations import AssociationConfig, jaccard_matrix
+from biasatlas.store import Store
+
+
+def report_sections(store: Store) -> list[Section]:
+    """Association tables (sortable), distributions per model and language, Jaccard heatmap."""
+    profiles, counts = load_profiles(store)
+    section = Section(TITLE)
+    st = counts.get("stories", {})
+    section.add_text(
+        f"{st.get('answered', 0)} stories answered ({st.get('refusals', 0)} refusals, {st.get('empty', 0)} empty, "
+        f"{st.get('failed', 0)} failed); {counts.get('profiles', 0)} stories with an extracted profile. "
+        f"Extraction answers: {counts.get('extraction', {}).get('answers', {})}."
+    )
+    if profiles.empty:
+        section.add_text("No extracted profiles yet: run the extraction step.")
+        return [section]
+    config = AssociationConfig()
+    glob = associations(profiles, False, config)
+    section.methods = method_text(config)
+    frame = glob.associations.copy()
+    for col in ("models", "languages"):
+        if col in frame.columns:
+            frame[col] = frame[col].map(lambda v: ", ".join(v) if isinstance(v, list) else "")
+    section.add_table(frame, "Associations A = a → B = b (per model, all languages pooled)", sortable=True)
+    if not glob.tables.empty:
+        section.add_table(glob.tables, "Every contingency table tested (per model)", sortable=True)
+    dist = distributions(profiles)
+    if not dist.empty:
+        known = dist[dist["value"] != UNKNOWN]
+        pivot = known.pivot_table(index=["attribute", "value"], columns=["model", "language"], values="share")
+        section.add_table(pivot.reset_index().round(3), "Share of each extracted value per model and language "
+                          "(unknown included in the denominator)", sortable=True)
+    sections = [section]
+    if profiles["language"].nunique() > 1:
+        per = associations(profiles, True, config)
+        lang = Section("Stories: language specificity")
+        sets = language_sets(per)
+        if sets:
+            jac = jaccard_matrix(sets)
+            lang.add_figure(_heatmap(jac), "Jaccard similarity of association sets between languages")
+        lang.add_table(_flatten(per.associations), "Associations per language", sortable=True)
+        sections.append(lang)
+    sections.extend(harm_sections(store))
+    return sections
+
+
+def _flatten(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for col in ("models", "languages"):
+        if col in out.columns:
+            out[col] = out[col].map(lambda v: ", ".join(v) if isinstance(v, list) else "")
+    return out
+
+
+def _heatmap(matrix: pd.DataFrame) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1 + 0.6 * len(matrix), 0.8 + 0.6 * len(matrix)))
+    im = ax.imshow(matrix.to_numpy(dtype=float), vmin=0, vmax=1, cmap="viridis")
+    ax.set_xticks(range(len(matrix)), matrix.columns, rotation=45)
+    ax.set_yticks(range(len(matrix)), matrix.index)
+    for i in range(len(matrix)):
+        for j in range(len(matrix)):
+            value = float(matrix.to_numpy(dtype=float)[i, j])
+            if not np.isnan(value):
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="w", fontsize=7)
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    return fig
+
+
+def harm_sections(store: Store) -> list[Section]:
+    """Harm ratings of the associations: LLM judges, human raters and their alignment."""
+    harm = stories_harm.summarise_harm(store)
+    if not harm:
+        return []
+    section = Section("Stories: harm ratings")
+    section.methods = (
+        "Each association is rated for harm (1-5) and realism (yes/no/not sure) by LLM judges, k samples each, "
+        "questions in random order; harmful = median harm >= 4. Human-LLM alignment: Pearson and Spearman "
+        "correlations of mean harm per association, mean difference (t-test CI), agreement on harmful vs benign "
+        "(Wilson CI) and a rater × rater agreement matrix."
+    )
+    align = harm.get("alignment", {})
+    flat = {k: v for k, v in align.items() if k not in ("agreement_matrix", "mean_difference_by_attribute")}
+    section.add_table(pd.DataFrame([{"measure": k, "value": str(v)} for k, v in flat.items()]), "Alignment")
+    if align.get("mean_difference_by_attribute"):
+        section.add_table(pd.DataFrame(align["mean_difference_by_attribute"]), "LLM − human harm, per attribute")
+    if align.get("agreement_matrix"):
+        section.add_table(
+            pd.DataFrame(align["agreement_matrix"]).reset_index(), "Harmful/benign agreement between raters"
+        )
+    return [section]
