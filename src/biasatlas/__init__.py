@@ -14,7 +14,7 @@ from __future__ import annotations
 
 __version__ = "0.2.0"
 
-from biasatlas.api import Study, open_study, plan, probes, run
+from biasatlas.api import Study, open_study, plan, probe_names, run
 from biasatlas.probes.base import ProbeConfigError
 
-__all__ = ["ProbeConfigError", "Study", "__version__", "open_study", "plan", "probes", "run"]
+__all__ = ["ProbeConfigError", "Study", "__version__", "open_study", "plan", "probe_names", "run"]

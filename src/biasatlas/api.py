@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 BACKEND_FIELDS = tuple(BackendOptions.model_fields)
 
 
-def probes() -> list[str]:
+def probe_names() -> list[str]:
     """The names of the probes biasatlas implements."""
     return list(PROBE_MODULES)
 

@@ -27,5 +27,6 @@ def test_api_example_runs(tmp_path: Path) -> None:
 def test_api_exports() -> None:
     import biasatlas
 
-    assert set(biasatlas.__all__) >= {"plan", "run", "open_study", "Study", "probes", "__version__"}
-    assert "contact" in biasatlas.probes()
+    assert set(biasatlas.__all__) >= {"plan", "run", "open_study", "Study", "probe_names", "__version__"}
+    assert "contact" in biasatlas.probe_names()
+    import biasatlas.probes.stories.harm  # the subpackage is not shadowed
