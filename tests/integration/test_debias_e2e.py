@@ -22,7 +22,8 @@ runner = CliRunner()
 
 def test_tiny_lora_run_moves_the_biased_rate_on_its_training_prompts(tmp_path: Path) -> None:
     study = tmp_path / "study"
-    args = ["debias", "--model", "smollm2", "--setting", "mixed", "--limit", "105", "--epochs", "3",
+    # --limit counts evaluation prompts: 30 training prompts (10 sets) evaluated (validation 15, test 60)
+    args = ["debias", "--model", "smollm2", "--setting", "mixed", "--limit", "30", "--epochs", "3",
             "--lr", "2e-3", "--top-layers", "8", "--eval-on", "train", "--no-qa", "--study", str(study)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output

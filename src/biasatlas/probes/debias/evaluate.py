@@ -49,9 +49,9 @@ def run_config(role: str, setting: str, part: str, fingerprint: str, model: str,
 
 
 def run_side(prompts: Sequence[Prompt], backend: Any, store: Any, settings: GenerationSettings,
-             config: dict[str, Any], progress: bool = False) -> RunTotals:
+             config: dict[str, Any], progress: bool = False, samples: int = 1) -> RunTotals:
     """Ask ``backend`` the evaluation prompts, into the study (cached answers are reused)."""
-    return run_plan(prompts, backend, store, settings, config=config, progress=progress)
+    return run_plan(prompts, backend, store, settings, samples=samples, config=config, progress=progress)
 
 
 # ---- reading runs back ----------------------------------------------------------------------
@@ -108,6 +108,25 @@ def paired_outcomes(store: Any, comparison: dict[str, Any]) -> pd.DataFrame:
         )
     return sides["before"].merge(sides["after"][[*keys, *(c for c in sides["after"].columns if c.endswith("_after"))]],
                                  on=keys, how="inner")
+
+
+def evaluation_outcomes(store: Any) -> pd.DataFrame:
+    """One row per answer of every comparison's contact runs: its setting, part and side (``role``)
+    beside the contact probe's tidy columns (factors, decision, biased)."""
+    frames = []
+    for comp in comparisons(store):
+        scored = contact.outcomes(store.frame(probe=contact.NAME,
+                                              run_ids=[comp["before_run"], comp["after_run"]]))
+        if scored.empty:
+            continue
+        role = scored["model"].map({comp["before_model"]: "before", comp["after_model"]: "after"})
+        tags = {"setting": comp["setting"], "part": comp["part"], "fingerprint": comp["fingerprint"]}
+        frames.append(scored.assign(**tags, role=role))
+    if not frames:
+        return pd.DataFrame(columns=["setting", "part", "fingerprint", "role", "prompt_id", "decision", "biased"])
+    out = pd.concat(frames, ignore_index=True)
+    first = ["setting", "part", "fingerprint", "role"]
+    return out[[*first, *(c for c in out.columns if c not in first)]]
 
 
 # ---- tables ---------------------------------------------------------------------------------

@@ -11,7 +11,24 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from biasatlas.probes.debias.config import TITLE
+from biasatlas.probes.debias.evaluate import GROUPINGS
 from biasatlas.report.html import Section
+
+METHODS = (
+    "Social Contact Debiasing (Raj et al. 2024, paper 001): the model is instruction-tuned with LoRA (peft) on "
+    "contact prompts paired with their unbiased answer (Table 2: the affirmative option for a positive action, "
+    "the negative option for a negative action, under every contact framing and scale), in the model's chat "
+    "format, with the loss on the answer tokens only. Settings follow the paper: 1 mixed, 2 cross-dataset "
+    "(template set a -> b), 3a/3b/3c cross-scale, 4 cross-scenario, 5 cross-principle, 6 cross-dimension; "
+    "splits are drawn in whole prompt sets, seeded, balanced over scales, and no evaluated prompt shares a "
+    "prompt set or a prompt text with a training prompt. The same evaluation prompts are asked of the base "
+    "model and of the base model with the adapter (merged); biased % per side carries n and a Wilson 95% "
+    "interval; the change is tested on the paired answers with an exact McNemar test (effect: change in the "
+    "proportion biased, after - before, with a Wald 95% CI); p-values are adjusted with Benjamini-Hochberg "
+    "across every test of a setting. Answering quality: ROUGE-L F1 on our own 105-question QA set (paired "
+    "t-test with CI, Wilcoxon signed-rank), and BBQ accuracy and bias scores when BBQ files are given."
+)
 
 TABLE_TITLES = {
     "overall": "By contact (Figure 4)",
@@ -83,9 +100,6 @@ def _training_table(training: dict[str, Any]) -> pd.DataFrame:
 
 def sections(summary: dict[str, Any]) -> list[Section]:
     """The debiasing section of the report, or nothing when the study has no comparison."""
-    from biasatlas.probes.debias.evaluate import GROUPINGS
-    from biasatlas.probes.debias.probe import METHODS, TITLE
-
     if not summary.get("contact") and not summary.get("quality"):
         return []
     section = Section(TITLE, methods=METHODS)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biasatlas.probes.contact import probe as contact
-from biasatlas.probes.contact.data import PRINCIPLES, SCALES, SCENARIOS, descriptors_for, template_sets
+from biasatlas.probes.contact.data import PRINCIPLES, SCALES, SCENARIOS, descriptors_for, languages, template_sets
 from biasatlas.records import Prompt, stable_hash
 
 PARTS = ("train", "validation", "test")
@@ -99,6 +99,20 @@ class SplitSizes:
         train = round(limit * default.train / total)
         validation = round(limit * default.validation / total)
         return cls(train=max(train, 3), validation=validation, test=max(limit - train - validation, 3))
+
+    @classmethod
+    def for_evaluation(cls, limit: int, part: str = "test") -> SplitSizes:
+        """Sizes whose evaluated ``part`` holds at most ``limit`` prompts (whole prompt sets of three),
+        the other parts in the default 2 : 1 : 4 proportion to it (``--limit``: evaluation prompts)."""
+        if part not in PARTS:
+            raise SplitError(f"unknown split part {part!r}; valid: {', '.join(PARTS)}")
+        if limit < 3:
+            raise SplitError(f"--limit {limit} is too small: the evaluation needs at least one prompt set (3 prompts)")
+        default = cls()
+        wanted = getattr(default, part)
+        sizes = {name: round(limit * getattr(default, name) / wanted) for name in PARTS}
+        sizes[part] = 3 * (limit // 3)
+        return cls(**sizes)
 
     def sets(self) -> dict[str, int]:
         """Whole prompt sets (three prompts each) per part; train and test get at least one."""
@@ -192,11 +206,10 @@ def _draw_sets(filters: dict[str, Any], language: str, n_sets: int, seed: int, t
         if quota[scale] == 0:
             continue
         config = contact.ContactConfig(
-            language=language, **{**filters, "scales": [scale]}, limit=quota[scale],
-            seed=_derive(seed, tag, scale) % (2**31),
+            languages=[language], **{**filters, "scales": [scale]}, seed=_derive(seed, tag, scale) % (2**31),
         )
         by_set: dict[str, list[Prompt]] = defaultdict(list)
-        for p in contact.build_prompts(config):
+        for p in contact.draw_prompt_sets(config, quota[scale]):
             by_set[p.meta["set_id"]].append(p)
         groups.extend(by_set.values())
     return groups
@@ -245,8 +258,8 @@ def build_split(
     ``limit`` (total prompts) scales the default sizes down; ``sizes`` sets them directly.
     """
     spec = get_setting(setting)
-    if language not in contact.languages():
-        raise SplitError(f"unknown language {language!r}; valid: {', '.join(contact.languages())}")
+    if language not in languages():
+        raise SplitError(f"unknown language {language!r}; valid: {', '.join(languages())}")
     if sizes is None:
         sizes = SplitSizes.from_limit(limit) if limit is not None else SplitSizes()
     n = sizes.sets()

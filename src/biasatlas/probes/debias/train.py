@@ -175,6 +175,24 @@ def is_finished(adapter_dir: Path, fingerprint: str) -> bool:
     )
 
 
+def lora_config(config: TrainConfig, model: Any) -> Any:
+    """The peft LoraConfig of ``config`` for ``model`` (rank, alpha, dropout, modules, top layers)."""
+    from peft import LoraConfig
+
+    missing = [m for m in config.target_modules if not any(n.endswith(m) for n, _ in model.named_modules())]
+    if missing:
+        raise TrainError(f"the model has no module named {missing[0]!r} to put LoRA on")
+    layers: dict[str, Any] = {}
+    if config.top_layers is not None:
+        total = int(model.config.num_hidden_layers)
+        layers = {"layers_to_transform": list(range(max(0, total - config.top_layers), total)),
+                  "layers_pattern": "layers"}
+    return LoraConfig(
+        r=config.rank, lora_alpha=config.lora_alpha(), lora_dropout=config.dropout,
+        target_modules=list(config.target_modules), task_type="CAUSAL_LM", **layers,
+    )
+
+
 def train_adapter(
     backend: Any,
     train: Sequence[TrainingExample],
@@ -192,7 +210,7 @@ def train_adapter(
     for answers afterwards; open a fresh one with the adapter.
     """
     import torch
-    from peft import LoraConfig, get_peft_model
+    from peft import get_peft_model
     from transformers import Trainer, TrainingArguments
     from transformers.utils import logging as hf_logging
 
@@ -228,18 +246,7 @@ def train_adapter(
     eval_rows = [_encode(tokenizer, e, config.max_length) for e in validation[: config.max_eval_examples]]
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    layers: dict[str, Any] = {}
-    if config.top_layers is not None:
-        total = int(model.config.num_hidden_layers)
-        layers = {"layers_to_transform": list(range(max(0, total - config.top_layers), total)),
-                  "layers_pattern": "layers"}
-    lora = LoraConfig(
-        r=config.rank, lora_alpha=config.lora_alpha(), lora_dropout=config.dropout,
-        target_modules=list(config.target_modules), task_type="CAUSAL_LM", **layers,
-    )
-    missing = [m for m in config.target_modules if not any(n.endswith(m) for n, _ in model.named_modules())]
-    if missing:
-        raise TrainError(f"the model has no module named {missing[0]!r} to put LoRA on")
+    lora = lora_config(config, model)
     if getattr(getattr(model, "hf_quantizer", None), "quantization_config", None) is not None and str(
         getattr(model.hf_quantizer.quantization_config, "quant_method", "")
     ).lower().endswith("gguf"):

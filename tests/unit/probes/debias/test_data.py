@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from biasatlas.probes.debias.data import build_examples, render
 from biasatlas.probes.contact.probe import ContactConfig, build_prompts
+from biasatlas.probes.debias.data import build_examples, render
 
 
 @pytest.mark.parametrize("language", ["en", "de", "is"])

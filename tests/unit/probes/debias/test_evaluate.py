@@ -10,8 +10,8 @@ from biasatlas.backends.fake import FakeBackend
 from biasatlas.probes.debias import evaluate as evaluate
 from biasatlas.probes.debias import quality as quality
 from biasatlas.probes.debias.data import unbiased_answer
+from biasatlas.probes.debias.probe import PROBE
 from biasatlas.probes.debias.splits import build_split
-from biasatlas.probes.debias import probe as debias
 from biasatlas.records import GenerationSettings, Request
 from biasatlas.report.html import write_report
 from biasatlas.runner import run_plan
@@ -65,8 +65,8 @@ def test_pairs_and_tables(study: Path) -> None:
 
 def test_summary_report_and_quality(study: Path) -> None:
     with Store(study) as store:
-        summary = debias.summarise(store)
-        sections = debias.report_sections(store)
+        summary = PROBE.summarise(store)
+        sections = PROBE.report_sections(store)
     comp = summary["contact"][0]
     assert comp["setting"] == "cross-scenario" and comp["part"] == "test"
     assert {"overall", "by_scale", "by_scenario", "by_principle", "by_axis"} <= set(comp["tables"])
@@ -75,6 +75,45 @@ def test_summary_report_and_quality(study: Path) -> None:
     assert sections and "Social Contact Debiasing" in sections[0].title
     html = write_report(study, sections).read_text()
     assert "By scale and contact (Table 4)" in html and "ROUGE-L" in html
+
+
+def test_outcomes_one_row_per_answer_of_each_side(study: Path) -> None:
+    split = build_split("cross-scenario", limit=140, seed=0)
+    with Store(study) as store:
+        frame = PROBE.outcomes(store)
+    assert len(frame) == 2 * len(split.test)
+    assert list(frame.columns[:4]) == ["setting", "part", "fingerprint", "role"]
+    assert frame.groupby("role")["prompt_id"].nunique().to_dict() == {"after": len(split.test),
+                                                                      "before": len(split.test)}
+    assert frame.loc[frame["role"] == "after", "biased"].sum() == 0
+    negative = sum(1 for p in split.test if p.meta["action"] == "negative")
+    assert frame.loc[frame["role"] == "before", "biased"].sum() == negative
+    assert {"scale", "contact", "scenario", "decision"} <= set(frame.columns)
+
+
+def test_outcomes_of_a_study_without_comparison(tmp_path: Path) -> None:
+    with Store(tmp_path / "empty") as store:
+        assert PROBE.outcomes(store).empty
+        assert PROBE.summarise(store) == {}
+
+
+def test_alpha_and_correction_of_the_before_after_tests(study: Path) -> None:
+    with Store(study) as store:
+        default = PROBE.summarise(store)
+        strict = PROBE.summarise(store, alpha=0.01, correction="bonferroni")
+        with pytest.raises(ValueError, match="correction 'magic'"):
+            PROBE.summarise(store, correction="magic")
+        with pytest.raises(TypeError, match="unknown analysis option"):
+            PROBE.summarise(store, level=0.1)
+    assert default["analysis"] == {"alpha": 0.05, "correction": "bh"}
+    assert strict["analysis"] == {"alpha": 0.01, "correction": "bonferroni"}
+    rows_bh = default["contact"][0]["tables"]["by_scenario"]
+    rows_bonf = strict["contact"][0]["tables"]["by_scenario"]
+    n_tests = sum(1 for t in default["contact"][0]["tables"].values() for r in t if r["p"] is not None)
+    for a, b in zip(rows_bh, rows_bonf, strict=True):
+        assert a["p"] == b["p"] is not None and b["correction"] == "bonferroni"
+        assert b["p_adj"] == pytest.approx(min(1.0, a["p"] * n_tests))
+        assert a["p_adj"] <= b["p_adj"]
 
 
 def test_rouge_l_is_the_packages_f1() -> None:

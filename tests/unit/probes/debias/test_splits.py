@@ -116,3 +116,16 @@ def test_bad_input_is_a_clear_error() -> None:
         build_split("mixed", language="fr", limit=70)
     with pytest.raises(SplitError, match="too small"):
         build_split("mixed", limit=3)
+
+
+@pytest.mark.parametrize(("limit", "part", "expected"), [
+    (40, "test", (20, 10, 39)), (30, "train", (30, 15, 60)), (41, "test", (20, 10, 39)), (7, "validation", (14, 6, 28)),
+])
+def test_sizes_for_n_evaluation_prompts(limit: int, part: str, expected: tuple[int, int, int]) -> None:
+    sizes = SplitSizes.for_evaluation(limit, part)
+    assert (sizes.train, sizes.validation, sizes.test) == expected
+    assert 3 * sizes.sets()[part] <= limit
+    with pytest.raises(SplitError, match="--limit 2 is too small"):
+        SplitSizes.for_evaluation(2)
+    with pytest.raises(SplitError, match="unknown split part 'all'"):
+        SplitSizes.for_evaluation(9, "all")
