@@ -228,6 +228,7 @@ def limit_prompts(
     *,
     cell: Callable[[Prompt], Hashable],
     unit: Callable[[Prompt], Hashable] | None = None,
+    language: Callable[[Prompt], str] | None = None,
 ) -> list[Prompt]:
     """A seeded draw of about ``limit`` prompts that keeps every design cell represented.
 
@@ -235,7 +236,8 @@ def limit_prompts(
     whole units are drawn, so the result can fall short of ``limit`` by less than one unit and holds
     at least one unit. ``cell`` names the stratum of a unit (e.g. language x scale x scenario): units
     are drawn round-robin over the cells, in a seeded order, so a small limit still touches every
-    cell (as many as it can). The plan's order is kept.
+    cell (as many as it can); languages take turns first (``language`` names an item's language; default
+    its ``language`` attribute). The plan's order is kept.
     """
     if limit is None or limit >= len(prompts):
         return list(prompts)
@@ -251,7 +253,8 @@ def limit_prompts(
     for c in sorted(by_cell, key=repr):
         keys = list(by_cell[c])
         rng.shuffle(keys)
-        by_language[prompts[units[keys[0]][0]].language].append(keys)
+        first = prompts[units[keys[0]][0]]
+        by_language[language(first) if language else str(getattr(first, "language", ""))].append(keys)
     for cells in by_language.values():
         rng.shuffle(cells)
     # Languages take turns first, so a small limit over several languages touches each of them.
