@@ -56,6 +56,11 @@ class CountingBackend:
         self.requests += len(requests)
         return self.inner.score_choices(requests)
 
+    def describe(self) -> dict[str, Any]:
+        """What the wrapped backend records about its model (weights digest, dtype, ...)."""
+        describe = getattr(self.inner, "describe", None)
+        return describe() if callable(describe) else {}
+
     def close(self) -> None:
         pass
 
@@ -83,6 +88,7 @@ def main() -> None:
     started = time.perf_counter()
     backend = make_backend(args.model)
     result["model"] = backend.id
+    # includes naming the model by its weights' digest (read from the digest sidecar after the first time)
     result["model_load_s"] = round(time.perf_counter() - started, 2)
 
     # First run (or its remainder, when resuming): the real model answers what is missing.
@@ -105,7 +111,7 @@ def main() -> None:
         raise SystemExit(f"the store {study} was not filled by this plan alone; use a fresh --study")
 
     # Fully cached re-runs: a fresh Store connection and a fresh counting wrapper each time.
-    reruns = []
+    reruns: list[dict[str, Any]] = []
     for _ in range(args.reruns):
         began, cpu = time.perf_counter(), time.process_time()
         with Store(study) as store:

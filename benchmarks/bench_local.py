@@ -205,6 +205,8 @@ def main() -> None:
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                         help="cpu: time by this process's CPU time; with --threads 1 it measures the work "
                              "done and hardly depends on what else runs on the machine")
+    parser.add_argument("--choice-norm", choices=["sum", "mean"], default="sum",
+                        help="choice scoring: summed option token log-probabilities, or their mean per token")
     parser.add_argument("--count-only", action="store_true", help="only count the tokens each path feeds")
     args = parser.parse_args()
 
@@ -214,7 +216,8 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     uptime_start = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    backend = LocalBackend(args.model, LocalOptions(batch_size=args.batch_size, dtype="float32"))
+    backend = LocalBackend(args.model, LocalOptions(batch_size=args.batch_size, dtype="float32",
+                                                    choice_norm=args.choice_norm))
     prompts = contact_prompts(args.n)
     work = tokens_fed(backend, prompts, args.batch_size)
     if args.count_only:
@@ -282,6 +285,7 @@ def main() -> None:
 
     result: dict[str, Any] = {
         "model": backend.id,
+        "backend": backend.describe(),
         "n_prompts": args.n,
         "batch_size": args.batch_size,
         "slice": args.slice,

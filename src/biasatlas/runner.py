@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import platform
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from importlib import metadata
 from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -31,6 +33,23 @@ class RunTotals:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+RECORDED_PACKAGES = ("torch", "transformers", "peft", "gguf", "openai")
+
+
+def library_versions() -> dict[str, str | None]:
+    """Versions of biasatlas, Python and the libraries that can change answers (None: not installed).
+
+    Read from the installed distributions' metadata, so nothing heavy is imported.
+    """
+    versions: dict[str, str | None] = {"biasatlas": __version__, "python": platform.python_version()}
+    for name in RECORDED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
 
 
 def build_requests(
@@ -60,10 +79,14 @@ def run_plan(
     """
     started = time.perf_counter()
     probe = prompts[0].probe if prompts else "none"
+    # Recorded with every run: the decoding settings, what the backend says about the model it
+    # runs (weights digest or revision, dtype, quantisation; an HTTP server's URL, never its key)
+    # and the library versions.
     run_config = {"settings": settings.model_dump(), "samples": samples, **(config or {})}
     describe = getattr(backend, "describe", None)
-    if callable(describe):  # e.g. an HTTP backend's URL, concurrency, retries (never its key)
+    if callable(describe):
         run_config.setdefault("backend", describe())
+    run_config.setdefault("versions", library_versions())
     run_id = store.start_run(probe, backend.id, run_config, __version__)
     totals = RunTotals(run_id=run_id)
     requests = build_requests(prompts, settings, samples)

@@ -79,6 +79,10 @@ MIGRATIONS: list[str] = [
 ]
 
 
+class StoreError(RuntimeError):
+    """A study database this version of biasatlas cannot use (one line, for the user)."""
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -105,6 +109,13 @@ class Store:
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)"
         )
         done = {row[0] for row in self.conn.execute("SELECT version FROM schema_migrations")}
+        newest = max(done, default=0)
+        if newest > len(MIGRATIONS):  # made by a newer biasatlas: writing to it could corrupt it
+            self.conn.close()
+            raise StoreError(
+                f"{self.path} has schema version {newest}, newer than this biasatlas knows "
+                f"({len(MIGRATIONS)}): upgrade biasatlas to open this study"
+            )
         for version, script in enumerate(MIGRATIONS, start=1):
             if version in done:
                 continue

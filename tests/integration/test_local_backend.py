@@ -7,18 +7,25 @@ implementation gives.
 * greedy generation (own decoding loop, prefix cache, rows leaving the batch when they stop) equals
   transformers' ``generate`` on each prompt alone, and stops at the chat template's end-of-turn token;
 * sampling is reproducible per request, whatever batch the request lands in;
-* a cached re-run asks the model nothing.
+* a cached re-run asks the model nothing;
+* the id names a model by its weights (two checkpoints both called ``final`` are two models), and a
+  run records the weights digest, quantisation and library versions;
+* mean-per-token choice scoring is the brute-force sum divided by the option's token count.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
+import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 import torch
 
-from biasatlas.backends.local import LocalBackend, LocalOptions
+from biasatlas.backends.local import LocalBackend, LocalOptions, embedded_model_path
+from biasatlas.backends.local.identity import CACHE_ENV
 from biasatlas.records import GenerationSettings, Message, Prompt, Request, Response
 from biasatlas.runner import run_plan
 from biasatlas.store import Store
@@ -190,3 +197,94 @@ def test_cached_rerun_makes_no_model_call(backend: LocalBackend, tmp_path: Path)
         second = CountingBackend(backend)
         totals = run_plan(prompts, second, store, settings, progress=False)
         assert (totals.new, totals.cached, second.calls) == (0, len(prompts), 0)
+
+
+# ---- model identity ------------------------------------------------------------------------------
+@pytest.fixture
+def digest_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+
+
+def test_the_embedded_model_is_named_by_its_weights(backend: LocalBackend) -> None:
+    digest = hashlib.sha256(embedded_model_path().read_bytes()).hexdigest()
+    assert backend.id == f"local:smollm2@{digest[:12]}"
+    described = backend.describe()
+    assert described["weights_sha256"] == digest
+    assert (described["quantization"], described["loaded_dtype"], described["choice_norm"]) == (
+        "Q4_1", "float32", "sum")
+
+
+def _tiny_checkpoint(backend: LocalBackend, where: Path, seed: int) -> Path:
+    """A one-layer Llama with the embedded model's tokenizer, saved as a trainer would."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(vocab_size=len(backend.tokenizer), hidden_size=16, intermediate_size=32,
+                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
+    LlamaForCausalLM(config).save_pretrained(where)
+    backend.tokenizer.save_pretrained(where)
+    return where
+
+
+def test_checkpoints_named_alike_are_told_apart_and_copies_are_not(
+    backend: LocalBackend, tmp_path: Path, digest_cache: None
+) -> None:
+    run1 = _tiny_checkpoint(backend, tmp_path / "run1" / "final", seed=1)
+    run2 = _tiny_checkpoint(backend, tmp_path / "run2" / "final", seed=2)
+    copy = tmp_path / "copy" / "final"
+    shutil.copytree(run1, copy)
+    ids = []
+    for path in (run1, run2, copy):
+        model = LocalBackend(str(path), LocalOptions(batch_size=2))
+        ids.append(model.id)
+        model.close()
+    assert ids[0] != ids[1]
+    assert ids[0] == ids[2]
+    # and so the second checkpoint is asked, not served the first one's cached answers
+    prompts = _prompts()[:2]
+    settings = GenerationSettings(mode="choice")
+    with Store(tmp_path / "study") as store:
+        for path in (run1, run2):
+            totals = run_plan(prompts, LocalBackend(str(path), LocalOptions(batch_size=2)), store, settings,
+                              progress=False)
+            assert (totals.cached, totals.new) == (0, len(prompts))
+        assert store.frame()["model"].nunique() == 2
+
+
+def test_a_run_records_the_model_and_the_libraries(backend: LocalBackend, tmp_path: Path) -> None:
+    with Store(tmp_path / "study") as store:
+        run_plan(_prompts()[:1], backend, store, GenerationSettings(mode="choice"), progress=False)
+        run = store.last_run()
+    assert run is not None
+    config = run["config"]
+    assert config["backend"]["weights_sha256"] == backend.identity.weights_digest
+    assert config["backend"]["quantization"] == "Q4_1"
+    assert config["versions"]["torch"] == str(torch.__version__)
+    assert config["versions"]["transformers"]
+
+
+# ---- choice normalisation ------------------------------------------------------------------------
+def test_mean_per_token_scoring(backend: LocalBackend) -> None:
+    mean = LocalBackend("smollm2", LocalOptions(batch_size=4, choice_norm="mean"))
+    try:
+        assert mean.id == backend.id + "#mean"  # cached sums are never served as means
+        requests = [Request(prompt=p, settings=GenerationSettings(mode="choice")) for p in _prompts()]
+        by_sum = {r.key: r for r in backend.score_choices(requests)}
+        by_mean = {r.key: r for r in mean.score_choices(requests)}
+        differ = 0
+        for request in requests:
+            got = by_mean[request.cache_key(mean.id)]
+            summed = by_sum[request.cache_key(backend.id)]
+            tokens = {o: len(backend.tokenizer.encode(o, add_special_tokens=False)) for o in request.prompt.options}
+            assert got.info["option_tokens"] == tokens and got.info["choice_norm"] == "mean"
+            expected = _brute_force(backend, request)
+            scores = {o: expected[o] / tokens[o] for o in expected}
+            total = sum(math.exp(v) for v in scores.values())
+            assert got.option_probs is not None and summed.option_probs is not None
+            for option in request.prompt.options:
+                assert got.option_probs[option] == pytest.approx(math.exp(scores[option]) / total, abs=1e-4)
+            if len(set(tokens.values())) > 1:
+                differ += any(abs(got.option_probs[o] - summed.option_probs[o]) > 1e-3 for o in tokens)
+        assert differ > 0  # options of different token counts: mean is not sum
+    finally:
+        mean.close()

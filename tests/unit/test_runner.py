@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
+from biasatlas import __version__
 from biasatlas.backends.fake import FakeBackend
 from biasatlas.records import GenerationSettings, Message, Prompt
-from biasatlas.runner import run_plan
+from biasatlas.runner import library_versions, run_plan
 from biasatlas.store import Store
 
 
@@ -46,7 +48,8 @@ def test_resume_after_interrupt_keeps_answers_and_adds_no_duplicates(tmp_path: P
     with pytest.raises(KeyboardInterrupt):
         run_plan(_prompts(30), FakeBackend(interrupt_after=12), store, GenerationSettings(), progress=False)
     assert store.response_count() == 12
-    assert store.last_run()["status"] == "interrupted"
+    run = store.last_run()
+    assert run is not None and run["status"] == "interrupted"
     backend = FakeBackend()
     totals = run_plan(_prompts(30), backend, store, GenerationSettings(), progress=False)
     assert (totals.cached, totals.new) == (12, 18)
@@ -82,3 +85,32 @@ def test_store_reopens_with_schema(tmp_path: Path) -> None:
     Store(tmp_path).close()
     store = Store(tmp_path)
     assert store.schema_version >= 1
+
+
+def test_every_run_records_settings_backend_and_library_versions(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    settings = GenerationSettings(max_tokens=7, temperature=0.5, top_p=0.9, seed=3)
+    run_plan(_prompts(2), FakeBackend(), store, settings, progress=False)
+    run = store.last_run()
+    assert run is not None
+    config = run["config"]
+    assert config["settings"] == settings.model_dump()
+    assert config["backend"] == {"backend": "fake", "scripted": False}
+    versions = config["versions"]
+    assert versions["biasatlas"] == __version__
+    assert set(versions) >= {"python", "torch", "transformers"}
+    assert versions["transformers"] == metadata.version("transformers")
+
+
+def test_a_library_that_is_not_installed_is_recorded_as_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = metadata.version
+
+    def version(name: str) -> str:
+        if name == "torch":  # an HTTP-only install
+            raise metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(metadata, "version", version)
+    versions = library_versions()
+    assert versions["torch"] is None
+    assert versions["transformers"] == real("transformers")

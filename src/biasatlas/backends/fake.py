@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from biasatlas.records import Request, Response, stable_hash
 
@@ -59,6 +60,10 @@ class FakeBackend:
 
     def score_choices(self, requests: Sequence[Request]) -> Iterator[Response]:
         return self._respond(requests, choice=True)
+
+    def describe(self) -> dict[str, Any]:
+        """What a run records about this backend."""
+        return {"backend": "fake", "scripted": self.script is not None}
 
     def close(self) -> None:
         pass
