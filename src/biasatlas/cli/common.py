@@ -15,9 +15,10 @@ from rich.console import Console
 from biasatlas.backends.base import Backend, BackendError
 from biasatlas.backends.options import BackendOptions
 from biasatlas.cli.options import RunOptions
+from biasatlas.lock import StudyLockedError
 from biasatlas.records import GenerationSettings, Prompt
 from biasatlas.runner import RunTotals, run_plan
-from biasatlas.store import Store
+from biasatlas.store import Store, StoreError
 
 console = Console(stderr=True, soft_wrap=True)  # one error line stays one line when piped
 
@@ -105,6 +106,10 @@ def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunT
     except ProbeConfigError as exc:
         fail(str(exc))
     except BackendError as exc:
+        fail(str(exc))
+    except StoreError as exc:
+        fail(str(exc))
+    except StudyLockedError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         interrupted(opts.study)
