@@ -62,7 +62,7 @@ def without_run_details(summary: dict[str, Any]) -> dict[str, Any]:
 
 # ---- faults: nothing lost --------------------------------------------------------------------
 def test_faulty_server_gives_the_summary_of_a_healthy_one(tmp_path: Path) -> None:
-    prompts = contact.build_prompts(contact.ContactConfig(limit=667))  # 2,001 prompts
+    prompts = contact.build_prompts(contact.ContactConfig(limit=2001))  # 2,001 prompts (whole sets of 3)
     assert len(prompts) == 2001
     opts = {"concurrency": 64, "timeout": 2.0, "backoff_initial": 0.02, "max_retries": 10}
     summaries, totals = {}, {}
@@ -133,7 +133,7 @@ def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
             "--concurrency",
             "8",
             "--limit",
-            "200",
+            "600",
         ]
         proc = subprocess.Popen([BIASATLAS, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 120
@@ -315,7 +315,7 @@ def test_contact_probe_through_llama_cpp(llama_server: str, tmp_path: Path, mode
         "--concurrency",
         "2",
         "--limit",
-        "4",
+        "12",
         "--mode",
         mode,
         "--max-tokens",
