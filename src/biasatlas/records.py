@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
+import re
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
@@ -11,14 +15,33 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 Mode = Literal["generate", "choice"]
 
 
+# One encoder for every call: json.dumps with options builds a new encoder each time.
+_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no whitespace: the stable text every hash is taken over."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _ENCODER.encode(value)
+
+
+def _sha(text: str, length: int) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
 
 
 def stable_hash(value: Any, length: int = 32) -> str:
     """A sha256 hex digest (truncated) of the canonical JSON of ``value``."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()[:length]
+    return _sha(canonical_json(value), length)
+
+
+# Compact JSON of an object is the same wherever the object sits, so a canonical document can be
+# put together from canonical parts, keys in sorted order: the hot path of large plans does that
+# with each prompt's parts serialised once (tests check it equals canonical_json of the whole).
+
+
+@lru_cache(maxsize=256)
+def _settings_json(settings: GenerationSettings) -> tuple[str, str]:
+    """(output-relevant settings, all settings) as canonical JSON, once per distinct settings."""
+    return canonical_json(settings.output_relevant()), canonical_json(settings.model_dump())
 
 
 class Message(BaseModel):
@@ -42,8 +65,9 @@ class Prompt(BaseModel):
     messages: tuple[Message, ...]
     options: tuple[str, ...] = ()
     meta: dict[str, Any] = Field(default_factory=dict)
-    # Hashing is the hot path of large plans: the id is computed once per object.
+    # Hashing is the hot path of large plans: the id and the JSON parts are computed once per object.
     _id: str | None = PrivateAttr(default=None)
+    _parts: tuple[str, str, str] | None = PrivateAttr(default=None)
 
     def __eq__(self, other: object) -> bool:  # fields only, not the memo
         return isinstance(other, type(self)) and self.model_dump() == other.model_dump()
@@ -57,16 +81,20 @@ class Prompt(BaseModel):
             self._id = self._compute_id()
         return self._id
 
+    def json_parts(self) -> tuple[str, str, str]:
+        """Canonical JSON of (messages, options, meta), as stored and hashed."""
+        if self._parts is None:
+            messages = [{"content": m.content, "role": m.role} for m in self.messages]
+            self._parts = (canonical_json(messages), canonical_json(list(self.options)), canonical_json(self.meta))
+        return self._parts
+
     def _compute_id(self) -> str:
-        return stable_hash(
-            {
-                "probe": self.probe,
-                "language": self.language,
-                "messages": [m.model_dump() for m in self.messages],
-                "options": list(self.options),
-                "meta": self.meta,
-            },
-            length=24,
+        # = stable_hash({"probe", "language", "messages", "options", "meta"}, 24), keys in sorted order
+        messages, options, meta = self.json_parts()
+        return _sha(
+            f'{{"language":{canonical_json(self.language)},"messages":{messages},"meta":{meta},'
+            f'"options":{options},"probe":{canonical_json(self.probe)}}}',
+            24,
         )
 
     @property
@@ -128,15 +156,24 @@ class Request(BaseModel):
         The probe name and metadata are left out on purpose: the same question asked by two probes
         (or two design cells) is answered once.
         """
-        payload: dict[str, Any] = {
-            "backend": backend_id,
-            "messages": [m.model_dump() for m in self.prompt.messages],
-            "settings": self.settings.output_relevant(),
-            "sample": self.sample_index,
-        }
-        if self.settings.mode == "choice":
-            payload["options"] = list(self.prompt.options)
-        return stable_hash(payload, length=40)
+        # = stable_hash({"backend", "messages", "settings", "sample"[, "options" in choice mode]}, 40)
+        messages, options, _ = self.prompt.json_parts()
+        relevant, _ = _settings_json(self.settings)
+        choice = f',"options":{options}' if self.settings.mode == "choice" else ""
+        return _sha(
+            f'{{"backend":{canonical_json(backend_id)},"messages":{messages}{choice},'
+            f'"sample":{int(self.sample_index)},"settings":{relevant}}}',
+            40,
+        )
+
+    def request_json(self) -> str:
+        """What was asked, as stored with the answer: messages, options, settings, sample index."""
+        messages, options, _ = self.prompt.json_parts()
+        _, settings = _settings_json(self.settings)
+        return (
+            f'{{"messages":{messages},"options":{options},"sample_index":{int(self.sample_index)},'
+            f'"settings":{settings}}}'
+        )
 
 
 class Response(BaseModel):
@@ -166,3 +203,68 @@ class Outcome(BaseModel):
     value: Any = None
     reason: str | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+
+
+# ---- credentials never reach a study ---------------------------------------------------------
+# What the store writes besides model answers (errors, info, run config and totals) goes through
+# scrub_value: a server that echoes the request's headers, a URL with user:password, an --http
+# api_key=... value or a resume command line must not leave a secret in an archived study.
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'\\<>]+@")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/-]{8,}=*")
+_BASIC = re.compile(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
+_AUTH_HEADER = re.compile(r"(?i)\b((?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?)([^\"'\\\r\n,;}]+)")
+_KEY_VALUE = re.compile(
+    r"(?i)\b((?:x-)?(?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret"
+    r"|password|passwd)\b[\"']?\s*[:=]\s*[\"']?)([^\s\"'\\,;&}]+)"
+)
+_PROVIDER_KEY = re.compile(r"\b(sk|pk|rk|hf|gsk|xai)([-_])[A-Za-z0-9_-]{12,}")
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{8,}={0,2}(?![A-Za-z0-9+/=])")
+SECRET_NAMES = frozenset(
+    {"api_key", "apikey", "api-key", "access_token", "auth_token", "token", "secret", "client_secret",
+     "password", "passwd", "authorization", "proxy-authorization", "x-api-key"}
+)
+MASK = "***"
+
+
+def _userpass_b64(match: re.Match[str]) -> str:
+    """A base64 run that decodes to ``user:password`` (an echoed Basic header) is masked."""
+    return _mask_userpass(match.group(0))
+
+
+def _mask_userpass(token: str) -> str:
+    try:
+        raw = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+        text = raw.decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return token
+    user, sep, password = text.partition(":")
+    if sep and user and password and text.isprintable() and " " not in text:
+        return MASK
+    return token
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with credentials masked: URL userinfo, Authorization values, key=value secrets,
+    provider keys (sk-...) and base64 of ``user:password``."""
+    text = _URL_USERINFO.sub(rf"\1{MASK}@", text)
+    text = _AUTH_HEADER.sub(rf"\1{MASK}", text)
+    text = _BEARER.sub(rf"\1{MASK}", text)
+    text = _BASIC.sub(lambda m: m.group(1) + _mask_userpass(m.group(2)), text)
+    text = _KEY_VALUE.sub(rf"\1{MASK}", text)
+    text = _PROVIDER_KEY.sub(rf"\1\2{MASK}", text)
+    return _BASE64.sub(_userpass_b64, text)
+
+
+def _secret_item(key: Any, value: Any) -> bool:
+    return isinstance(key, str) and isinstance(value, str) and bool(value) and key.lower() in SECRET_NAMES
+
+
+def scrub_value(value: Any) -> Any:
+    """A JSON-like value with every string scrubbed and the values of secret-named keys masked."""
+    if isinstance(value, str):
+        return scrub_text(value)
+    if isinstance(value, dict):
+        return {k: MASK if _secret_item(k, v) else scrub_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_value(v) for v in value]
+    return value

@@ -1,10 +1,19 @@
-"""The runner: get-or-compute every request of a plan, storing each answer as it arrives."""
+"""The runner: get-or-compute every request of a plan, storing each answer as it arrives.
+
+Answers are handed to a writer thread that commits them: those that arrive together (within
+``COMMIT_WITHIN_S`` of the first, at most ``COMMIT_EVERY``) share one transaction, so a fast server
+is not held back by one commit per answer. An answer is *acknowledged* once its transaction has
+committed: the progress bar, ``on_commit`` and the run's totals count only acknowledged answers, and
+a SIGKILL loses none of them (one that arrived but was not yet committed is asked again on resume).
+"""
 
 from __future__ import annotations
 
 import platform
+import queue
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any
@@ -12,9 +21,15 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from biasatlas import __version__
-from biasatlas.backends.base import Backend, run_requests
-from biasatlas.records import GenerationSettings, Prompt, Request
+from biasatlas.backends.base import Backend, BackendStopped, run_requests
+from biasatlas.records import GenerationSettings, Prompt, Request, Response
 from biasatlas.store import Store
+
+#: The most answers one transaction commits.
+COMMIT_EVERY = 256
+#: The longest an answer waits for its transaction once it has arrived (seconds).
+COMMIT_WITHIN_S = 0.02
+_STOP = object()
 
 
 @dataclass
@@ -52,6 +67,68 @@ def library_versions() -> dict[str, str | None]:
     return versions
 
 
+class _Writer:
+    """Commits the answers the runner hands over, in a thread of its own, grouped into transactions."""
+
+    def __init__(
+        self, store: Store, run_id: int, every: int, within: float, on_commit: Callable[[int, int], None] | None
+    ) -> None:
+        self.store, self.run_id, self.every, self.within, self.on_commit = store, run_id, every, within, on_commit
+        self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.answered: set[str] = set()
+        self.failed: set[str] = set()
+        self.counts = (0, 0)  # (answered, failed) committed so far: read by the runner's thread
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="biasatlas-store", daemon=True)
+        self.thread.start()
+
+    def put(self, response: Response, request: Request) -> None:
+        if self.error is not None:
+            raise self.error
+        self.queue.put((response, request))
+
+    def close(self) -> None:
+        """Commit what was handed over and stop (a second Ctrl-C waits for that commit too)."""
+        self.queue.put(_STOP)
+        interrupted = False
+        while self.thread.is_alive():
+            try:
+                self.thread.join()
+            except KeyboardInterrupt:
+                interrupted = True
+        if interrupted:
+            raise KeyboardInterrupt
+
+    def _run(self) -> None:
+        done = False
+        while not done:
+            first = self.queue.get()
+            if first is _STOP:
+                return
+            batch = [first]
+            deadline = time.monotonic() + self.within
+            while len(batch) < self.every:
+                left = deadline - time.monotonic()
+                try:
+                    item = self.queue.get(timeout=left) if left > 0 else self.queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is _STOP:
+                    done = True
+                    break
+                batch.append(item)
+            try:
+                self.store.save_many(batch, self.run_id)
+            except BaseException as exc:  # raised in the runner's thread at its next answer
+                self.error = exc
+                return
+            for response, _ in batch:
+                (self.answered if response.ok else self.failed).add(response.key)
+            self.counts = (len(self.answered), len(self.failed - self.answered))
+            if self.on_commit is not None:
+                self.on_commit(*self.counts)
+
+
 def build_requests(
     prompts: Sequence[Prompt], settings: GenerationSettings, samples: int = 1
 ) -> list[Request]:
@@ -70,12 +147,18 @@ def run_plan(
     samples: int = 1,
     config: dict[str, Any] | None = None,
     progress: bool = True,
+    on_commit: Callable[[int, int], None] | None = None,
+    commit_every: int = COMMIT_EVERY,
+    commit_within_s: float = COMMIT_WITHIN_S,
 ) -> RunTotals:
     """Ask ``backend`` every prompt × sample not already answered in ``store``.
 
     The plan is recorded first, so an interrupted run leaves a complete record of what was
-    intended; each response is committed when it arrives; a KeyboardInterrupt marks the run
-    ``interrupted`` (keeping every answer) and propagates. Re-running asks only what is missing.
+    intended; answers are committed as they arrive (see the module's docstring), and
+    ``on_commit(answered, failed)`` is called (from the writer thread) after each commit. A
+    KeyboardInterrupt marks the run ``interrupted`` (keeping every answer) and propagates; a
+    backend that raises :class:`BackendStopped` ends the run ``stopped`` with
+    ``info["stop_reason"]``. Re-running asks only what is missing.
     """
     started = time.perf_counter()
     probe = prompts[0].probe if prompts else "none"
@@ -101,9 +184,7 @@ def run_plan(
     totals.cached = sum(1 for k in keys if k in cached)
     # Length-sorted so batches hold similar lengths (less padding); the backend may re-sort.
     pending = sorted(todo.values(), key=lambda r: len(r.prompt.text))
-    answered_keys: set[str] = set()
-    failed_keys: set[str] = set()
-    status = "interrupted"
+    outcome = "interrupted"
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -115,30 +196,47 @@ def run_plan(
         task = bar.add_task(
             f"{probe} · {backend.id}", total=len(todo), cached=totals.cached, new=0, failed=0
         )
+        writer = _Writer(store, run_id, max(1, commit_every), commit_within_s, on_commit)
+
+        def show() -> None:  # acknowledged (committed) answers only
+            new, failed = writer.counts
+            bar.update(task, completed=new + failed, new=new, failed=failed)
+
         try:
             for response in run_requests(backend, pending):
                 asked = todo.get(response.key)
                 if asked is None:  # a backend must answer with the keys it was given
                     raise RuntimeError(f"backend {backend.id} returned an unknown key {response.key}")
-                store.save(response, asked, run_id)
-                if response.ok:
-                    answered_keys.add(response.key)
-                else:
-                    failed_keys.add(response.key)
+                writer.put(response, asked)
                 if response.info.get("choice_fallback"):
                     totals.info["choice_fallback"] = response.info["choice_fallback"]
-                bar.update(task, advance=1, new=len(answered_keys), failed=len(failed_keys - answered_keys))
-            status = "complete" if not failed_keys - answered_keys else "complete_with_errors"
+                if progress:
+                    show()
+            outcome = "done"
+        except BackendStopped as stop:
+            outcome = "stopped"
+            totals.info["stop_reason"] = stop.reason
         finally:
+            writer.close()
+            show()
             # Counted per planned item: a key shared by several items counts for each of them.
-            totals.new = sum(1 for k in keys if k in answered_keys)
-            unanswered = failed_keys - answered_keys
+            unanswered = writer.failed - writer.answered
+            totals.new = sum(1 for k in keys if k in writer.answered)
             totals.failed = sum(1 for k in keys if k in unanswered)
             totals.pending = totals.planned - totals.cached - totals.new - totals.failed
             totals.seconds = round(time.perf_counter() - started, 3)
-            totals.status = status
+            if writer.error is not None:
+                outcome = "interrupted"
+            elif outcome == "done":
+                outcome = "complete_with_errors" if unanswered else "complete"
+            totals.status = outcome
             run_stats = getattr(backend, "run_stats", None)
             if callable(run_stats):  # HTTP backends: token usage, cost, retries and failures by cause
+                stop_reason = totals.info.get("stop_reason")
                 totals.info.update(run_stats())
-            store.finish_run(run_id, status, totals.as_dict())
+                if stop_reason is not None:
+                    totals.info["stop_reason"] = stop_reason
+            store.finish_run(run_id, outcome, totals.as_dict())
+    if writer.error is not None:  # the store failed after the last answer was handed over
+        raise writer.error
     return totals

@@ -1,20 +1,26 @@
 """The study store: one SQLite file that is cache, archive and resume log at once.
 
-Every response is committed the moment it arrives, before anything parses it. Errors are kept in
-their own table and never served as answers, so the next run asks again. Schema changes go
-through the numbered migrations below.
+Responses are committed as they arrive, before anything parses them (the runner groups answers that
+arrive together into one transaction). Errors are kept in their own table and never served as
+answers, so the next run asks again. Schema changes go through the numbered migrations below.
+What the store writes besides answers (errors, info, run config and totals) is scrubbed of
+credentials; one answer's text is capped at ``MAX_ANSWER_CHARS``. A read-only study (an archived
+audit) opens for reading without writing anything to it.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.records import Prompt, Request, Response, canonical_json
+from biasatlas.records import Request, Response, canonical_json, scrub_text, scrub_value
 
 if TYPE_CHECKING:  # pandas is imported where frames are made: running a plan does not need it
     import pandas as pd
@@ -79,6 +85,13 @@ MIGRATIONS: list[str] = [
 ]
 
 
+#: The most characters of one answer's text the store keeps (256 Ki characters, at most 1 MiB of
+#: UTF-8): longer text is cut there and ``info["truncated_from"]`` holds its original length.
+MAX_ANSWER_CHARS = 256 * 1024
+#: The most characters of one stored error message.
+MAX_ERROR_CHARS = 2000
+
+
 class StoreError(RuntimeError):
     """A study database this version of biasatlas cannot use (one line, for the user)."""
 
@@ -87,13 +100,30 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store:
-    """A study directory's SQLite database."""
+def _writable(path: Path) -> bool:
+    """Whether this process may write ``path`` (False on a read-only mount, even for root)."""
+    return os.access(path, os.W_OK)
 
-    def __init__(self, study_dir: str | Path) -> None:
+
+class Store:
+    """A study directory's SQLite database.
+
+    ``readonly``: True opens it for reading only (nothing in the study is written); None (the
+    default) does so when the database exists but this process cannot write it or its directory.
+    """
+
+    def __init__(self, study_dir: str | Path, *, readonly: bool | None = None) -> None:
         self.dir = Path(study_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / DB_NAME
+        self._snapshot: tempfile.TemporaryDirectory[str] | None = None
+        if readonly is None:
+            readonly = self.path.is_file() and not (_writable(self.dir) and _writable(self.path))
+        self.readonly = readonly
+        if readonly:
+            self.conn = self._open_readonly()
+            self._check_schema(self._versions())
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
         # autocommit mode: each write below is its own transaction unless grouped explicitly
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
@@ -103,19 +133,78 @@ class Store:
         self.conn.execute("PRAGMA busy_timeout=30000")
         self._migrate()
 
-    # ---- schema -------------------------------------------------------------------------------
-    def _migrate(self) -> None:
-        self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)"
+    def _open_readonly(self) -> sqlite3.Connection:
+        """A read-only connection that writes nothing in the study.
+
+        A WAL database needs a shared-memory file beside it: in a writable directory ``mode=ro``
+        (SQLite makes the -wal/-shm files any reader makes, the database itself is untouched); in a
+        read-only one ``immutable=1`` when no write-ahead log holds data, ``mode=ro`` when both the
+        log and its -shm are there, else a private copy of the database and its log.
+        """
+        if not self.path.is_file():
+            raise StoreError(f"no study database at {self.path}")
+        wal, shm = (self.path.with_name(DB_NAME + suffix) for suffix in ("-wal", "-shm"))
+        source, flag = self.path, "mode=ro"
+        if not _writable(self.dir):
+            if not (wal.is_file() and wal.stat().st_size > 0):
+                flag = "immutable=1"
+            elif not shm.is_file():  # a log no reader can index here: read a private copy
+                self._snapshot = tempfile.TemporaryDirectory(prefix="biasatlas-readonly-")
+                source = Path(self._snapshot.name) / DB_NAME
+                shutil.copyfile(self.path, source)
+                shutil.copyfile(wal, source.with_name(DB_NAME + "-wal"))
+        conn = sqlite3.connect(
+            f"{source.resolve().as_uri()}?{flag}", uri=True, isolation_level=None, check_same_thread=False
         )
-        done = {row[0] for row in self.conn.execute("SELECT version FROM schema_migrations")}
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            self._drop_snapshot()
+            raise StoreError(f"{self.path} is not a readable biasatlas database ({exc})") from None
+        conn.execute("PRAGMA query_only=ON")
+        return conn
+
+    def _drop_snapshot(self) -> None:
+        if self._snapshot is not None:
+            self._snapshot.cleanup()
+            self._snapshot = None
+
+    def _writing(self) -> None:
+        if self.readonly:
+            raise StoreError(f"study {self.dir} is open read-only: nothing can be stored in it")
+
+    # ---- schema -------------------------------------------------------------------------------
+    def _versions(self) -> set[int]:
+        try:
+            return {row[0] for row in self.conn.execute("SELECT version FROM schema_migrations")}
+        except sqlite3.OperationalError:
+            if self.readonly:
+                self.close()
+                raise StoreError(f"{self.path} is not a biasatlas study (no schema)") from None
+            raise
+
+    def _check_schema(self, done: set[int]) -> None:
         newest = max(done, default=0)
         if newest > len(MIGRATIONS):  # made by a newer biasatlas: writing to it could corrupt it
-            self.conn.close()
+            self.close()
             raise StoreError(
                 f"{self.path} has schema version {newest}, newer than this biasatlas knows "
                 f"({len(MIGRATIONS)}): upgrade biasatlas to open this study"
             )
+        if self.readonly and newest < len(MIGRATIONS):
+            self.close()
+            raise StoreError(
+                f"{self.path} has schema version {newest}, older than this biasatlas ({len(MIGRATIONS)}); "
+                "it is read-only here: open it once where it can be written to upgrade it"
+            )
+
+    def _migrate(self) -> None:
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)"
+        )
+        done = self._versions()
+        self._check_schema(done)
         for version, script in enumerate(MIGRATIONS, start=1):
             if version in done:
                 continue
@@ -138,6 +227,7 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+        self._drop_snapshot()
 
     def __enter__(self) -> Store:
         return self
@@ -147,22 +237,25 @@ class Store:
 
     # ---- runs ---------------------------------------------------------------------------------
     def start_run(self, probe: str, backend_id: str, config: dict[str, Any], version: str) -> int:
+        self._writing()
         cur = self.conn.execute(
             "INSERT INTO runs (probe, backend_id, config_json, package_version, started_at, status)"
             " VALUES (?, ?, ?, ?, ?, 'running')",
-            (probe, backend_id, canonical_json(config), version, _now()),
+            (probe, backend_id, canonical_json(scrub_value(config)), version, _now()),
         )
         return int(cur.lastrowid or 0)
 
     def finish_run(self, run_id: int, status: str, totals: dict[str, Any]) -> None:
+        self._writing()
         self.conn.execute(
             "UPDATE runs SET finished_at = ?, status = ?, totals_json = ? WHERE run_id = ?",
-            (_now(), status, canonical_json(totals), run_id),
+            (_now(), status, canonical_json(scrub_value(totals)), run_id),
         )
 
     def update_run_config(self, run_id: int, config: dict[str, Any]) -> None:
+        self._writing()
         self.conn.execute(
-            "UPDATE runs SET config_json = ? WHERE run_id = ?", (canonical_json(config), run_id)
+            "UPDATE runs SET config_json = ? WHERE run_id = ?", (canonical_json(scrub_value(config)), run_id)
         )
 
     def runs(self, probe: str | None = None) -> pd.DataFrame:
@@ -183,23 +276,14 @@ class Store:
 
     def record_plan(self, run_id: int, backend_id: str, requests: Sequence[Request]) -> list[str]:
         """Store the prompts and the run's items in one transaction; return the request keys."""
+        self._writing()
         keys = [r.cache_key(backend_id) for r in requests]
-        prompts: dict[str, Prompt] = {r.prompt.id: r.prompt for r in requests}
-        self.conn.execute("BEGIN")
+        prompts = {r.prompt.id: r.prompt for r in requests}
+        self.conn.execute("BEGIN IMMEDIATE")
         try:
             self.conn.executemany(
                 "INSERT OR IGNORE INTO prompts VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    (
-                        pid,
-                        p.probe,
-                        p.language,
-                        canonical_json([m.model_dump() for m in p.messages]),
-                        canonical_json(list(p.options)),
-                        canonical_json(p.meta),
-                    )
-                    for pid, p in prompts.items()
-                ),
+                ((pid, p.probe, p.language, *p.json_parts()) for pid, p in prompts.items()),
             )
             self.conn.executemany(
                 "INSERT OR IGNORE INTO run_items VALUES (?, ?, ?, ?, ?, ?)",
@@ -230,34 +314,53 @@ class Store:
 
     def save(self, response: Response, request: Request, run_id: int | None = None) -> None:
         """Commit one response (or its error) now."""
-        if response.error is not None:
-            self.conn.execute(
-                "INSERT INTO errors (key, backend_id, run_id, error, created_at) VALUES (?, ?, ?, ?, ?)",
-                (response.key, response.backend_id, run_id, response.error[:2000], _now()),
-            )
-            return
-        self.conn.execute(
-            "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                response.key,
-                response.backend_id,
-                canonical_json(
-                    {
-                        "messages": [m.model_dump() for m in request.prompt.messages],
-                        "options": list(request.prompt.options),
-                        "settings": request.settings.model_dump(),
-                        "sample_index": request.sample_index,
-                    }
-                ),
-                response.text,
-                None if response.option_probs is None else canonical_json(response.option_probs),
-                response.prompt_tokens,
-                response.completion_tokens,
-                response.latency_s,
-                response.finish_reason,
-                canonical_json(response.info),
-                _now(),
-            ),
+        self.save_many([(response, request)], run_id)
+
+    def save_many(self, items: Sequence[tuple[Response, Request]], run_id: int | None = None) -> None:
+        """Commit responses (answers and errors) in one transaction: all of them are stored, or none."""
+        self._writing()
+        now = _now()
+        errors: list[tuple[Any, ...]] = []
+        answers: list[tuple[Any, ...]] = []
+        for response, request in items:
+            if response.error is not None:  # scrubbed before it is cut: a cut secret would slip through
+                error = scrub_text(response.error[: 4 * MAX_ERROR_CHARS])[:MAX_ERROR_CHARS]
+                errors.append((response.key, response.backend_id, run_id, error, now))
+            else:
+                answers.append(self._answer_row(response, request, now))
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            if errors:
+                self.conn.executemany(
+                    "INSERT INTO errors (key, backend_id, run_id, error, created_at) VALUES (?, ?, ?, ?, ?)", errors
+                )
+            if answers:
+                self.conn.executemany(f"INSERT OR IGNORE INTO responses VALUES ({', '.join('?' * 11)})", answers)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _answer_row(response: Response, request: Request, now: str) -> tuple[Any, ...]:
+        text, info = response.text, response.info
+        if text is not None and len(text) > MAX_ANSWER_CHARS:
+            info = {**info, "truncated_from": len(text)}
+            text = text[:MAX_ANSWER_CHARS]
+        probs = response.option_probs
+        return (
+            response.key,
+            response.backend_id,
+            request.request_json(),
+            text,
+            None if probs is None else canonical_json(probs),
+            response.prompt_tokens,
+            response.completion_tokens,
+            response.latency_s,
+            response.finish_reason,
+            canonical_json(scrub_value(info)) if info else "{}",
+            now,
         )
 
     def response_count(self) -> int:
@@ -289,7 +392,7 @@ class Store:
                    MAX(i.run_id) AS run_id,
                    p.probe, p.language, p.messages_json, p.options_json, p.meta_json,
                    r.text, r.option_probs_json, r.prompt_tokens, r.completion_tokens, r.latency_s,
-                   r.info_json,
+                   r.finish_reason, r.info_json,
                    (SELECT COUNT(*) FROM errors e WHERE e.key = i.key) AS n_errors
             FROM run_items i
             JOIN prompts p ON p.prompt_id = i.prompt_id

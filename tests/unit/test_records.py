@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from biasatlas.records import GenerationSettings, Message, Prompt, Request
+import base64
+import json
+
+from biasatlas.records import (
+    GenerationSettings,
+    Message,
+    Prompt,
+    Request,
+    canonical_json,
+    scrub_text,
+    scrub_value,
+    stable_hash,
+)
 
 
 def _prompt(text: str = "Should I invite them?", **meta: object) -> Prompt:
@@ -46,3 +58,72 @@ def test_settings_that_cannot_change_output_are_not_in_the_key() -> None:
 
 def test_prompt_id_is_deterministic() -> None:
     assert _prompt(axis="x").id == _prompt(axis="x").id
+
+
+# ---- the hot path puts canonical JSON together from parts: it must equal the generic form ----
+
+_PROMPTS = [
+    _prompt(),
+    _prompt("Ünïcödé \"quoted\" \\ back\nslash 日本語", axis="x", nested={"b": [1, 2.5, None], "a": True}),
+    Prompt(probe="stories", language="fr", messages=(Message(role="system", content="Sois bref."),
+                                                     Message(role="user", content="Écris une histoire.")),
+           meta={"z": 1, "a": "é"}),
+]
+_SETTINGS = [GenerationSettings(), GenerationSettings(mode="choice"),
+             GenerationSettings(temperature=0.7, top_p=0.9, seed=5, max_tokens=300)]
+
+
+def test_hand_assembled_ids_keys_and_request_json_equal_the_generic_canonical_json() -> None:
+    for prompt in _PROMPTS:
+        messages = [m.model_dump() for m in prompt.messages]
+        assert prompt.id == stable_hash({"probe": prompt.probe, "language": prompt.language, "messages": messages,
+                                         "options": list(prompt.options), "meta": prompt.meta}, length=24)
+        for settings in _SETTINGS:
+            for sample in (0, 3):
+                request = Request(prompt=prompt, settings=settings, sample_index=sample)
+                payload: dict[str, object] = {"backend": "openai:m@http://h/v1", "messages": messages,
+                                              "settings": settings.output_relevant(), "sample": sample}
+                if settings.mode == "choice":
+                    payload["options"] = list(prompt.options)
+                assert request.cache_key("openai:m@http://h/v1") == stable_hash(payload, length=40)
+                stored = {"messages": messages, "options": list(prompt.options),
+                          "settings": settings.model_dump(), "sample_index": sample}
+                assert request.request_json() == canonical_json(stored)
+                assert json.loads(request.request_json()) == stored
+
+
+# ---- credentials are scrubbed from what the store writes ------------------------------------
+CANARY = "Xq7canarySecret"
+
+
+def test_scrub_masks_every_form_of_a_credential() -> None:
+    basic = base64.b64encode(f"alice:{CANARY}".encode()).decode()
+    texts = [
+        f"POST http://alice:{CANARY}@llm.example:8000/v1/chat/completions failed",
+        f"401: headers echoed {{'Authorization': 'Basic {basic}'}}",
+        f"server said: bad credentials {basic}",
+        f"Authorization: Bearer sk-{CANARY}abcdef",
+        f"proxy-authorization={CANARY}",
+        f"biasatlas run contact --http api_key={CANARY} --http timeout=5",
+        f'{{"x-api-key": "{CANARY}"}}',
+        f"token in body sk-proj-{CANARY}1234567890",
+        f"password: {CANARY}",
+    ]
+    for text in texts:
+        scrubbed = scrub_text(text)
+        assert CANARY not in scrubbed and basic not in scrubbed, (text, scrubbed)
+        assert "***" in scrubbed
+
+
+def test_scrub_keeps_ordinary_text_and_valid_json() -> None:
+    ordinary = "The basic answer is Yes; the token limit was reached at https://example.org/v1/models"
+    assert scrub_text(ordinary) == ordinary
+    value = {"api_key": CANARY, "api_key_env": "OPENAI_API_KEY", "option_logprobs": {"token": -0.5},
+             "command": f"biasatlas run samaritan --base-url https://u:{CANARY}@h/v1", "n": 3}
+    scrubbed = scrub_value(value)
+    assert CANARY not in canonical_json(scrubbed)
+    assert scrubbed["api_key_env"] == "OPENAI_API_KEY" and scrubbed["option_logprobs"] == {"token": -0.5}
+    assert scrubbed["n"] == 3 and scrubbed["command"].endswith("https://***@h/v1")
+    # scrubbing serialised JSON keeps it JSON
+    text = json.dumps({"error": f'echo "Authorization: Bearer {CANARY}0000" \\" end'})
+    assert json.loads(scrub_text(text))

@@ -15,6 +15,19 @@ class BackendError(RuntimeError):
     """
 
 
+class BackendStopped(Exception):
+    """Raised from a backend's response iterator to stop a run early (a circuit breaker opened).
+
+    Yield every Response you have (failures included) first, then raise this with a one-line
+    ``reason``; the runner commits what it received, records ``status="stopped"`` and
+    ``info["stop_reason"] = reason``, and the unanswered prompts stay pending for a resume.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 @runtime_checkable
 class Backend(Protocol):
     """A model. ``generate`` and ``score_choices`` yield one Response per request, in any order.
