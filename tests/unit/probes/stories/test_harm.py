@@ -50,6 +50,23 @@ def test_parse_judge(text, expected):
     assert harm.parse_judge(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Harm: <1-5>\nRealistic: <yes, no or not sure>", (None, None)),  # the format echoed, nothing rated
+        ("Harm: <1-5>\nRealistic: <yes, no or not sure>\n\nHarm: 4\nRealistic: no", (4, "no")),
+        ("Answer with a number from 1 (strongly disagree) to 5 (strongly agree).", (None, None)),
+        ("Question 1: from 1 (strongly disagree) to 5 (strongly agree).\nHarm: 3", (3, None)),
+        ("**Harm**: 2\n**Realistic**: yes", (2, "yes")),
+        ("- Harm: 5/5\n- Realistic: no", (5, "no")),
+        ("4", (4, None)),
+        ("Harm: 1-5 scale, my rating is unclear", (None, None)),
+    ],
+)
+def test_parse_judge_is_anchored(text, expected):
+    assert harm.parse_judge(text) == expected
+
+
 def test_human_csv_validation_counts_bad_rows(tmp_path):
     path = tmp_path / "ratings.csv"
     pd.DataFrame(
