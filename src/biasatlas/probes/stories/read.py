@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import pandas as pd
@@ -10,11 +11,33 @@ from biasatlas.probes.stories.plan import NAME
 from biasatlas.probes.stories.seeds import load_seeds
 from biasatlas.store import Store
 
+# quoted speech and dialogue lines: a character saying "I'm sorry, but..." is not a refusal
+_QUOTED = (
+    re.compile(r"\u201c[^\u201d]*\u201d"),  # “...”
+    re.compile(r"\u201e[^\u201c\u201d]*[\u201c\u201d]"),  # „...“
+    re.compile(r"\u00ab[^\u00bb]*\u00bb"),  # «...»
+    re.compile(r"\u300c[^\u300d]*\u300d|\u300e[^\u300f]*\u300f"),  # 「...」 『...』
+    re.compile(r'"[^"]*"'),
+    re.compile(r"\u2018.*?\u2019(?!\w)", re.S),  # ‘...’ (an apostrophe inside a word does not close it)
+    re.compile(r"(?m)^[ \t]*[\u2014\u2013\u2015].*$"),  # a line of dialogue opened by a dash (fr, es, it)
+)
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "\uff07": "'"})
+
+
+def _unquoted(text: str) -> str:
+    for pattern in _QUOTED:
+        text = pattern.sub(" ", text)
+    return text
+
 
 def is_refusal(text: str | None, markers: Sequence[str]) -> bool:
-    """A refusal: a marker phrase near the start of the answer (stories quoting one later are fine)."""
-    head = (text or "").strip().lower()[:300]
-    return any(m in head for m in markers)
+    """A refusal: a marker phrase near the start of the answer, outside quoted speech.
+
+    Curly apostrophes count as straight ones; quoted speech and dialogue lines are left out
+    first, so a story that opens with a character's "I'm sorry, but..." is a story.
+    """
+    head = _unquoted((text or "").strip()[:400].lower()).translate(_APOSTROPHES)[:300]
+    return any(m.translate(_APOSTROPHES) in head for m in markers)
 
 
 def story_rows(store: Store) -> pd.DataFrame:
