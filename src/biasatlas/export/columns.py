@@ -1,0 +1,190 @@
+"""What every exported column means: the answers tables (shared and per-probe columns) and the statistics table.
+
+``schema.md`` is written from these dictionaries, and a test checks that every column an export
+writes has a description here, so a new design factor cannot slip out undocumented.
+"""
+
+from __future__ import annotations
+
+#: columns every answers table starts with, in this order
+ANSWER_CORE: dict[str, str] = {
+    "probe": "Probe name (contact, samaritan, stories, leakage, debias).",
+    "model": "Backend id of the model that answered (e.g. `openai:NAME@URL`, `local:NAME@DIGEST`).",
+    "mode": "How the model was asked: `generate` (free text) or `choice` (options scored by log-probability).",
+    "language": "Language of the prompt (ISO 639-1 code).",
+    "run_id": "The latest run (SQLite `runs.run_id`) that planned this prompt for this model; "
+    "joins the run's settings.",
+    "prompt_id": "Stable hash of the prompt's text and design factors (SQLite `prompts.prompt_id`).",
+    "sample_index": "Which answer to the same prompt (0-based; several with `--samples N`).",
+    "status": "`answered` (an answer is stored), `failed` (only errors are stored) or `pending` (not asked yet).",
+}
+
+#: columns every answers table ends with, in this order (after the probe's own columns)
+ANSWER_TAIL: dict[str, str] = {
+    "system_prompt": "The system message(s) sent, joined by a blank line; empty when none was sent.",
+    "prompt_text": "The user message sent to the model (several turns: `role: text` per turn, blank-line separated).",
+    "options": "The answer options as a JSON list (choice-style prompts); `[]` for free-text prompts.",
+    "answer_text": "The model's raw answer text, exactly as stored (empty when not answered).",
+    "parsed_value": "What biasatlas read from the answer (the probe's value: see the probe's section); "
+    "empty when nothing could be read.",
+    "parse_reason": "Why nothing (or only something partial) was read: the reader's reason, or the row's status "
+    "when it holds no answer; empty when the answer was read.",
+    "prompt_tokens": "Tokens of the prompt, as the backend counted them (empty when it did not say).",
+    "completion_tokens": "Tokens of the answer, as the backend counted them (empty when it did not say).",
+    "latency_s": "Seconds from sending the request to receiving the answer.",
+    "finish_reason": "Why the model stopped, as the backend said (`stop`, `length` = cut at the token limit, ...); "
+    "empty when it did not say.",
+    "option_probs": "Choice mode: the normalised probability of each option as a JSON object; empty in generate mode.",
+    "errors": "Failed attempts stored for this request (SQLite `errors`); they are never served as answers.",
+    "response_key": "Cache key of the request (SQLite `responses.key`): hash of backend, messages, options, settings "
+    "and sample.",
+}
+
+#: the probe's column that becomes ``parsed_value`` and the one that becomes ``parse_reason`` (None: built)
+PARSED: dict[str, tuple[str | None, str | None]] = {
+    "contact": ("answer", "reason"),
+    "debias": ("answer", "reason"),
+    "samaritan": ("rating", "parse_reason"),
+    "leakage": ("decision", "reason"),
+    "stories": (None, "reason"),
+}
+
+PARSED_VALUE: dict[str, str] = {
+    "contact": "`affirmative` or `negative` (the yes/no-style answer on the prompt's scale).",
+    "debias": "`affirmative` or `negative`, as in contact.",
+    "samaritan": "The probability rating 1-100 the answer gives (a number).",
+    "leakage": "The trait the answer chose (a trait id) or `neither`; masked models: empty (scores in SQLite).",
+    "stories": "The voted profile of the story as a JSON object (attribute → value, also one column each).",
+}
+
+_CONTACT_FACTORS: dict[str, str] = {
+    "scale": "Answer scale of the question: certainty, likelihood or frequency (paper 001).",
+    "contact": "Contact framing before the question: none, positive or negative.",
+    "action": "Whether the asked action is positive (engaging with the group) or negative (avoiding it).",
+    "verb": "The action's verb in the template.",
+    "scenario": "Scenario of the template (e.g. workplace, healthcare).",
+    "principle": "Allport's key principle of contact the template stands for.",
+    "axis": "Identity axis of the group (e.g. religion, ability).",
+    "bucket": "HolisticBias bucket of the descriptor within its axis (empty for imported datasets).",
+    "descriptor": "The group descriptor's key.",
+    "group": "The group as written in the prompt.",
+    "template_set": "Template set: `LANG-NAME` for ours, `import:FILE` for an imported dataset.",
+    "template_id": "Template within the set.",
+    "source": "Where the template comes from: `biasatlas` or the imported file's name.",
+    "hb_version": "HolisticBias descriptor version (English only).",
+    "set_id": "Prompt set: the none / positive / negative prompts of one template, group and action.",
+    "decision": "Paper 001 Table 2: `unbiased` (engages), `biased` (refuses to engage) or `none` (unreadable).",
+    "biased": "1 when the decision is biased, 0 when unbiased, empty when none.",
+    "p_unbiased": "Choice mode: probability of the unbiased answer; empty in generate mode.",
+    "affirmative": "1 when the answer is affirmative, 0 when negative, empty when unreadable.",
+    "p_biased": "Choice mode: probability of the biased answer (1 − p_unbiased); empty in generate mode.",
+    "ch": "Paper 001's CH indicator: 1 when the decision follows the contact framing (positive → unbiased, "
+    "negative → biased), 0 when it goes against it; empty without framing or decision.",
+    "moved": "Versus the same set without contact, by decision: `toward` the framing, `same`, `away` or "
+    "`undetermined`; empty for the no-contact prompt.",
+    "p_unbiased_delta": "Choice mode: change in p_unbiased versus no contact (empty otherwise).",
+    "p_change": "Choice mode: p_unbiased_delta signed toward the framing (positive = toward); empty otherwise.",
+    "p_moved": "Choice mode: `toward`, `same` or `away` by p_change (a change under 5 points is `same`); "
+    "empty otherwise.",
+}
+
+PROBE_COLUMNS: dict[str, dict[str, str]] = {
+    "contact": _CONTACT_FACTORS,
+    "debias": {
+        **_CONTACT_FACTORS,
+        "setting": "Debiasing setting (which split of the contact prompts the adapter was tuned on).",
+        "part": "Part of the split the prompt belongs to (e.g. test).",
+        "fingerprint": "Hash of the split, so before and after answer the same prompts.",
+        "role": "`before` (base model) or `after` (tuned model).",
+    },
+    "samaritan": {
+        "category": "Demographic category: race, gender, age, or control.",
+        "group": "The group the person belongs to (control: no group named).",
+        "phrasing": "How the group was phrased in the prompt.",
+        "scenario": "Scenario id.",
+        "rephrasing": "Which rephrasing of the scenario (1-based).",
+        "is_control": "True for the control prompt (no group named).",
+        "temperature": "Sampling temperature of the request.",
+        "max_tokens": "Answer limit in tokens of the request.",
+    },
+    "stories": {
+        "story_id": "`prompt_id:sample_index`: one story.",
+        "base_attribute": "The attribute A the prompt gave the protagonist (e.g. income_level).",
+        "base_value": "The value of A the prompt gave (e.g. low).",
+        "scenario_key": "Scenario of the story.",
+        "scenario_group": "Group of scenarios the scenario belongs to.",
+        "template_id": "Story prompt template.",
+        "refusal": "True when the model refused to write the story.",
+        "empty": "True when the answer was empty.",
+        "profile": "True when the extractors' votes gave the story a profile (the attribute columns).",
+    },
+    "leakage": {
+        "method": "`theme` (forced choice between two traits) or `ilps` (masked-model template).",
+        "category": "Category of the group.",
+        "group": "Group id (one of 30; `neutral` for the masked models' neutral person).",
+        "home": "Home language of the group (leakage data, Table 2 of paper 004); empty when none.",
+        "gender": "Grammatical gender (`m` or `f`) used for the group in this language.",
+        "lang": "Language of the prompt (as in the leakage data files; the same as language).",
+        "trait_a": "Trait offered first.",
+        "trait_b": "Trait offered second.",
+        "pair_a": "Trait pair trait_a belongs to.",
+        "pair_b": "Trait pair trait_b belongs to.",
+        "dimension_a": "Dimension of trait_a (e.g. agency, communion).",
+        "dimension_b": "Dimension of trait_b.",
+        "side": "Pole (`left` or `right`) of the trait pairs both offered traits come from.",
+        "order": "`ab` or `ba`: the order the two traits were offered in.",
+        "comparison": "The two traits compared, sorted and joined by ` | `.",
+        "template_id": "Masked-model template (ilps only).",
+        "option_traits": "Masked-model templates: the trait ids of the options, as a JSON list.",
+        "p_a": "Choice mode: probability of trait_a; generate mode: 1 when the answer named it, else 0.",
+        "p_b": "As p_a, for trait_b.",
+        "p_neither": "As p_a, for the `neither` option.",
+        "match": "How the answer was read: choice, exact, contains, fuzzy, unmatched, or ilps.",
+    },
+}
+
+
+def stories_attribute(name: str) -> str:
+    return f"Voted value of the extracted attribute {name} (`unknown` when the story does not say)."
+
+
+#: the statistics table: the same columns for every probe, in this order
+STATISTICS: dict[str, str] = {
+    "probe": "Probe name.",
+    "source": "The summary table the row comes from (`biasatlas summary --json`), e.g. `tests`, `groups`.",
+    "model": "Model (backend id; leakage: the model with its method and mode); several joined by `; `.",
+    "language": "Language of the test (leakage: the target language of the fit); empty when pooled.",
+    "subset": "Other factors the test is restricted to, as `factor=level; ...` "
+    "(e.g. `mode=generate; scale=certainty`).",
+    "comparison": "What is compared (e.g. `positive vs none`, `female vs control`, `human_en → en`).",
+    "test": "The test as the probe names it (method and its details).",
+    "estimate": "The estimate the test is about (see estimate_name).",
+    "estimate_name": "What the estimate is (e.g. risk difference after − before, mean difference in rating points).",
+    "ci_low": "Lower bound of the estimate's confidence interval.",
+    "ci_high": "Upper bound of the estimate's confidence interval.",
+    "ci_level": "Confidence level of the interval (0.95 unless the probe's settings say otherwise).",
+    "statistic": "The test statistic (see statistic_name).",
+    "statistic_name": "What the statistic is (e.g. `t`, `z`, `Q`, `min(b, c)`).",
+    "effect_size": "A standardised effect size where the probe reports one (see effect_size_name).",
+    "effect_size_name": "What the effect size is (e.g. Cohen's d_z, rank-biserial r, Cramér's V).",
+    "p": "The test's p-value, unadjusted.",
+    "p_adj": "The p-value adjusted for multiple testing (see correction).",
+    "correction": "Multiple-testing correction and its family (bh, by, holm, bonferroni, none).",
+    "alpha": "Significance level the probe's decision used.",
+    "significant": "The probe's decision: adjusted p below alpha (samaritan TOST: equivalence shown).",
+    "n": "Sample size of the test (see n_unit).",
+    "n_unit": "What n counts (prompt sets, scenarios, (trait, group) cells, stories).",
+}
+
+
+#: types of columns that can be all-missing in one export (so every export of a probe has one schema);
+#: other columns take the type of their values
+TYPES: dict[str, str] = {
+    "run_id": "integer", "sample_index": "integer", "prompt_tokens": "integer", "completion_tokens": "integer",
+    "errors": "integer", "latency_s": "float", "finish_reason": "string", "biased": "float", "affirmative": "float",
+    "p_unbiased": "float", "p_biased": "float", "ch": "float", "p_unbiased_delta": "float", "p_change": "float",
+    "p_a": "float", "p_b": "float", "p_neither": "float", "rephrasing": "integer", "max_tokens": "integer",
+    "temperature": "float", "is_control": "boolean", "refusal": "boolean", "empty": "boolean", "profile": "boolean",
+}
+#: the type of ``parsed_value`` per probe (string for the others)
+PARSED_TYPES: dict[str, str] = {"samaritan": "float"}

@@ -1,0 +1,94 @@
+"""Plain column types and the files: Parquet (pyarrow) or CSV (UTF-8), each written whole, then renamed."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+FORMATS = ("parquet", "csv")
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def plain_types(frame: pd.DataFrame, types: dict[str, str] | None = None) -> pd.DataFrame:
+    """Every column one plain type a Parquet reader and `datasets` accept (missing values stay missing).
+
+    ``types`` (column -> integer, float, boolean or string) fixes a column's type. Other object
+    columns become boolean, integer, float or string (nullable) when all their values are of that
+    kind; lists and dicts become JSON text; a column of mixed kinds, or all missing, becomes text.
+    """
+    out = frame.copy()
+    for column in out.columns:
+        series = out[column]
+        declared = (types or {}).get(column)
+        if declared is not None:
+            out[column] = _cast(series, declared)
+            continue
+        if series.dtype != object and not isinstance(series.dtype, pd.StringDtype):
+            continue
+        kinds = {_kind(v) for v in series.tolist() if not _missing(v)}
+        if kinds == {"bool"}:
+            out[column] = _cast(series, "boolean")
+        elif kinds == {"int"}:
+            out[column] = _cast(series, "integer")
+        elif kinds and kinds <= {"int", "float"}:
+            out[column] = _cast(series, "float")
+        else:
+            out[column] = _cast(series, "string")
+    return out
+
+
+def _cast(series: pd.Series, declared: str) -> pd.Series:
+    if declared == "string":
+        return series.map(_text).astype("string")
+    if declared == "boolean":
+        return series.map(lambda v: None if _missing(v) else bool(v)).astype("boolean")
+    numbers = pd.to_numeric(series.map(lambda v: np.nan if _missing(v) else v), errors="coerce")
+    if declared == "integer":
+        return numbers.astype("Int64")
+    return numbers.astype("float64")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool | np.bool_):
+        return "bool"
+    if isinstance(value, int | np.integer):
+        return "int"
+    if isinstance(value, float | np.floating):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    return "other"
+
+
+def _text(value: Any) -> str | None:
+    """Text as is, lists and dicts as JSON, other values as str; None when missing."""
+    if _missing(value):
+        return None
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def write_table(frame: pd.DataFrame, path: Path, fmt: str) -> Path:
+    """Write ``frame`` to ``path`` (Parquet or CSV) through a temporary file in the same directory."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        if fmt == "parquet":
+            frame.to_parquet(tmp, index=False, engine="pyarrow")
+        elif fmt == "csv":
+            frame.to_csv(tmp, index=False, encoding="utf-8")
+        else:
+            raise ValueError(f"format {fmt!r}: valid: {', '.join(FORMATS)}")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
