@@ -1,0 +1,167 @@
+"""`biasatlas audit --plan-only`: per cell, prompts, already cached, to ask, tokens, cost and time.
+
+Nothing is written: the study (if it exists) is opened read-only. Estimates, as stated in docs/audit.md:
+
+- prompt tokens: the prompt text of each request still to ask (the chat template's own tokens are
+  not counted), by the model's tokenizer or at 4 characters per token (``tokens_by`` says which);
+- completion tokens: at most ``max_tokens`` per request in generate mode (an upper bound), 1 in
+  choice mode (one token's log-probabilities; HTTP full-option scoring sends the prompt once per option);
+- cost: those tokens at the model's ``price_prompt`` / ``price_completion`` (USD per million tokens);
+- time: the requests to ask times the seconds per new answer this model took in this mode in the
+  study's finished runs (their totals' ``seconds`` / ``new``); unknown before the first run.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from biasatlas.audit.cells import Cell
+from biasatlas.audit.models import ModelInfo
+from biasatlas.records import Prompt, Request
+
+
+@dataclass
+class CellPlan:
+    """The plan of one cell; None where a figure cannot be known (``notes`` says why)."""
+
+    model: str
+    backend_id: str | None
+    probe: str
+    language: str
+    seed: int
+    mode: str
+    prompts: int
+    requests: int
+    cached: int | None
+    to_ask: int | None
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    seconds: float | None
+    tokens_by: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class StudyView:
+    """Read-only access to a study's cache and run totals (no file is created or changed)."""
+
+    def __init__(self, study: Path) -> None:
+        from biasatlas.store import DB_NAME
+
+        db = study / DB_NAME
+        self.conn: sqlite3.Connection | None = None
+        if db.is_file():
+            self.conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+
+    def cached(self, keys: Sequence[str]) -> set[str]:
+        if self.conn is None:
+            return set()
+        found: set[str] = set()
+        wanted = list(dict.fromkeys(keys))
+        for start in range(0, len(wanted), 900):
+            chunk = wanted[start : start + 900]
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(f"SELECT key FROM responses WHERE key IN ({marks})", chunk)
+            found.update(row[0] for row in rows)
+        return found
+
+    def seconds_per_answer(self) -> dict[tuple[str, str], float]:
+        """Measured seconds per new answer, by (backend id, mode), over the study's finished runs."""
+        if self.conn is None:
+            return {}
+        spent: dict[tuple[str, str], list[float]] = {}
+        rows = self.conn.execute("SELECT backend_id, config_json, totals_json FROM runs WHERE totals_json IS NOT NULL")
+        for backend_id, config_json, totals_json in rows:
+            try:
+                totals = json.loads(totals_json)
+                mode = json.loads(config_json).get("settings", {}).get("mode", "generate")
+            except (TypeError, ValueError, AttributeError):
+                continue
+            new, seconds = totals.get("new") or 0, totals.get("seconds") or 0.0
+            if new > 0 and seconds > 0:
+                sums = spent.setdefault((backend_id, mode), [0.0, 0.0])
+                sums[0] += seconds
+                sums[1] += new
+        return {key: s / n for key, (s, n) in spent.items()}
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+
+
+def estimate_cells(
+    cells: Sequence[Cell], plans: Sequence[Sequence[Prompt]], infos: dict[str, ModelInfo], study: Path
+) -> list[CellPlan]:
+    """One :class:`CellPlan` per cell."""
+    from biasatlas.backends.http.usage import cost_usd
+
+    view = StudyView(study)
+    try:
+        pace = view.seconds_per_answer()
+        rows = []
+        token_memo: dict[tuple[str, str], int] = {}
+        for cell, prompts in zip(cells, plans, strict=True):
+            info = infos[cell.model.name]
+            settings = cell.probe.settings(cell.config)
+            samples = cell.probe.samples(cell.config)
+            requests = [Request(prompt=p, settings=settings, sample_index=s) for p in prompts for s in range(samples)]
+            cached: int | None = None
+            todo: Iterable[Request] = requests
+            if info.backend_id is not None:
+                keys = [r.cache_key(info.backend_id) for r in requests]
+                found = view.cached(keys)
+                cached = sum(1 for k in keys if k in found)
+                todo = [r for r, k in zip(requests, keys, strict=True) if k not in found]
+            todo = list(todo)
+            prompt_tokens = 0
+            for request in todo:
+                memo = (cell.model.name, request.prompt.text)
+                if memo not in token_memo:
+                    token_memo[memo] = info.count_tokens(request.prompt.text)
+                prompt_tokens += token_memo[memo]
+            completion_tokens = len(todo) * (1 if settings.mode == "choice" else settings.max_tokens)
+            rate = pace.get((info.backend_id, settings.mode)) if info.backend_id else None
+            rows.append(CellPlan(
+                model=cell.model.name,
+                backend_id=info.backend_id,
+                probe=cell.probe.name,
+                language=cell.language,
+                seed=cell.seed,
+                mode=settings.mode,
+                prompts=len(prompts),
+                requests=len(requests),
+                cached=cached,
+                to_ask=None if cached is None else len(requests) - cached,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                cost_usd=cost_usd(prompt_tokens, completion_tokens, info.price_prompt, info.price_completion),
+                seconds=None if rate is None else round(rate * len(todo), 1),
+                tokens_by=info.tokens_by,
+            ))
+        return rows
+    finally:
+        view.close()
+
+
+def plan_totals(rows: Sequence[CellPlan]) -> dict[str, Any]:
+    """Sums over the cells; a sum is None when any cell's figure is unknown."""
+
+    def total(name: str) -> Any:
+        values = [getattr(r, name) for r in rows]
+        if any(v is None for v in values):
+            return None
+        return round(sum(values), 6) if name == "cost_usd" else sum(values)
+
+    fields = ("prompts", "requests", "cached", "to_ask", "prompt_tokens", "completion_tokens", "cost_usd",
+              "seconds")
+    out = {name: total(name) for name in fields}
+    if out["cost_usd"] is None and any(r.cost_usd is not None for r in rows):
+        out["cost_usd_priced"] = round(sum(r.cost_usd or 0.0 for r in rows), 6)  # models with prices only
+    return out

@@ -1,0 +1,125 @@
+"""What an audit knows of a model before it runs: its backend id, a token counter and its prices.
+
+The backend id (and with it every cache key) is computed without loading the model: a local model's
+id needs only the weights' digest (cached per file, see ``backends.local.identity``), an HTTP
+model's only the server URL and settings (the backend is built without contacting the server).
+Masked and span-filling models are known once loaded. Tokens are counted with the model's own
+tokenizer where its ``tokenizer.json`` is at hand (a model directory or a downloaded hub snapshot);
+for GGUF files (reading the tokenizer from a GGUF takes ~20 s) and HTTP models, with the stated
+approximation of 4 characters per token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from biasatlas.backends.base import BackendError
+from biasatlas.backends.options import BackendOptions
+
+CHARS_PER_TOKEN = 4
+APPROXIMATION = f"≈ {CHARS_PER_TOKEN} characters per token"
+
+
+@dataclass
+class ModelInfo:
+    """A model's backend id (None with ``id_note`` when it cannot be told before loading), token counter, prices."""
+
+    backend_id: str | None
+    count_tokens: Callable[[str], int]
+    tokens_by: str
+    id_note: str | None = None
+    price_prompt: float | None = None  # USD per million tokens
+    price_completion: float | None = None
+
+
+def approximate_tokens(text: str) -> int:
+    """Tokens of ``text`` at 4 characters per token (rounded up)."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def _tokenizer(folder: Path) -> Callable[[str], int] | None:
+    """A counter from the folder's ``tokenizer.json`` (the fast ``tokenizers`` library), if both exist."""
+    file = folder / "tokenizer.json"
+    if not file.is_file():
+        return None
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        return None
+    try:
+        tokenizer = Tokenizer.from_file(str(file))
+    except Exception:  # a file the library cannot read: fall back to the approximation
+        return None
+    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+def _local(spec: str, options: BackendOptions) -> tuple[str, Path | None]:
+    """A local model's backend id and the folder holding its tokenizer (None for a GGUF file)."""
+    from biasatlas.backends.local.identity import hub_snapshot, identify
+    from biasatlas.backends.local.models import LocalOptions, locate
+    from biasatlas.backends.registry import _check_local_target
+
+    adapter = options.adapter
+    if "+lora:" in spec:
+        spec, _, adapter = spec.partition("+lora:")
+    kind, _, rest = spec.partition(":")
+    target = rest if kind in {"hf", "local"} else spec
+    _check_local_target(spec, target)
+    location = locate(target)
+    defaults = LocalOptions()
+    local_options = LocalOptions(adapter=adapter, dtype=options.dtype or defaults.dtype,  # type: ignore[arg-type]
+                                 choice_norm=options.choice_norm or defaults.choice_norm)
+    if adapter and not Path(adapter).is_dir():
+        raise BackendError(f"adapter directory not found: {adapter}")
+    if not location.is_hub_id:
+        folder = None if location.gguf_file else Path(location.path)
+        return identify(location, local_options).id, folder
+    try:
+        snapshot, revision = hub_snapshot(location.path)
+    except (OSError, ValueError, ImportError) as exc:
+        raise LookupError(f"{location.path} is not downloaded yet ({exc})") from None
+    if revision:
+        return identify(location, local_options, revision=revision).id, snapshot
+    return identify(replace(location, path=str(snapshot)), local_options).id, snapshot
+
+
+def _http_id(options: BackendOptions) -> str:
+    """An HTTP model's id: the backend is built without the server check, then closed."""
+    settings = [s for s in options.http if not s.startswith("check=")]
+    backend = options.model_copy(update={"http": [*settings, "check=false"]}).open()
+    try:
+        return backend.id
+    finally:
+        backend.close()
+
+
+def model_info(options: BackendOptions) -> ModelInfo:
+    """What the audit needs to know of a model before running it (a BackendError when it cannot be used)."""
+    spec = options.model
+    kind = spec.partition(":")[0]
+    price_prompt = price_completion = None
+    if options.http:
+        from biasatlas.backends.openai_compat import OpenAIOptions, parse_settings
+
+        http = OpenAIOptions(**parse_settings(options.http))  # type: ignore[arg-type]
+        price_prompt, price_completion = http.price_prompt, http.price_completion
+    info = ModelInfo(None, approximate_tokens, APPROXIMATION, price_prompt=price_prompt,
+                     price_completion=price_completion)
+    if kind in ("masked", "span"):
+        info.id_note = "masked and span-filling models are named once loaded"
+    elif kind == "fake":
+        info.backend_id = f"fake:{spec.partition(':')[2] or 'default'}"
+    elif kind == "openai":
+        info.backend_id = _http_id(options)
+    else:
+        try:
+            info.backend_id, folder = _local(spec, options)
+        except LookupError as exc:
+            info.id_note = str(exc)
+            return info
+        counter = _tokenizer(folder) if folder is not None else None
+        if counter is not None:
+            info.count_tokens, info.tokens_by = counter, "the model's tokenizer"
+    return info

@@ -1,0 +1,176 @@
+"""`biasatlas audit FILE --study DIR`: many models x probes x languages from one file, one study, one report."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from biasatlas.cli.app import app
+from biasatlas.cli.common import (
+    StudyOpt,
+    check_study,
+    console,
+    fail,
+    finish,
+    interrupted,
+    print_totals,
+    resume_command,
+)
+
+if TYPE_CHECKING:
+    from biasatlas.audit import CellPlan, Plan
+
+
+@app.command("audit")
+def audit(
+    file: Annotated[Path, typer.Argument(help="Audit file (YAML, or TOML for a .toml file); see docs/audit.md.")],
+    study: StudyOpt,
+    plan_only: Annotated[
+        bool,
+        typer.Option("--plan-only", help="Per model x probe x language: prompts, already cached, to ask, "
+                     "estimated tokens, cost and time; ask nothing, write nothing."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="With --plan-only: the plan as JSON on stdout.")] = False,
+    progress: Annotated[
+        bool | None, typer.Option("--progress/--no-progress", help="Progress bars (default: on a terminal only).")
+    ] = None,
+) -> None:
+    """Run an audit file: every model x probe x language a run in the one study (resumable), then the report.
+
+    Run it again to resume: only answers the study does not hold are asked. Exit codes as for
+    `biasatlas run`: 0 all answered, 3 some failed, 4 stopped, 130 interrupted, 2 bad input.
+    """
+    from biasatlas.audit import AuditError, check_models, plan_audit
+    from biasatlas.probes.base import CLI_COMMAND
+
+    CLI_COMMAND.set(resume_command())
+    check_study(study, write=not plan_only)
+    try:
+        plan = plan_audit(file)
+        if plan_only:
+            _plan_only(plan, study, as_json)
+            return
+        check_models(plan.audit, strict=True)
+    except AuditError as exc:
+        fail(str(exc))
+        raise
+    _run(plan, study, progress)
+
+
+def _run(plan: Plan, study: Path, progress: bool | None) -> None:
+    from biasatlas.audit import run_cells
+    from biasatlas.backends.base import BackendError
+    from biasatlas.lock import StudyLockedError
+    from biasatlas.probes.base import ProbeConfigError
+    from biasatlas.store import StoreError
+
+    if progress is None:
+        progress = sys.stderr.isatty() or bool(os.environ.get("BIASATLAS_PROGRESS"))
+    for note in plan.notes:
+        console.print(f"[yellow]note[/]: {note}")
+    seeds = len(plan.audit.seeds)
+    count = len(plan.cells)
+
+    def on_cell(index: int, cell: Any) -> None:
+        console.rule(f"[bold]{index + 1}/{count}[/] {cell.label(seeds)}")
+
+    try:
+        result = run_cells(plan.cells, study, audit_file=plan.audit.path, progress=progress, on_cell=on_cell,
+                           on_totals=print_totals)
+    except (ProbeConfigError, BackendError, StoreError, StudyLockedError) as exc:
+        fail(str(exc))
+        raise
+    except KeyboardInterrupt:
+        interrupted(study)
+        raise
+    for label in result.skipped:
+        console.print(f"[yellow]skipped[/] {label}: its model stopped earlier")
+    written = _report(study)
+    finish(result.totals)
+    if not written:
+        raise typer.Exit(1)
+
+
+def _report(study: Path) -> bool:
+    """Write the study's report; a failure is one line (the answers are stored all the same), not a traceback."""
+    from biasatlas.report.build import build_report
+    from biasatlas.store import Store
+
+    try:
+        with Store(study) as store:
+            path = build_report(store, study)
+    except OSError as exc:
+        console.print(f"[bold red]report not written[/] in {study}: {exc.strerror or exc}; "
+                      "run `biasatlas report --out FILE`")
+        return False
+    except Exception as exc:  # a probe's report failed: the runs are stored, say so and go on to the exit code
+        console.print(f"[bold red]report not written[/]: {type(exc).__name__}: {exc}; every answer is stored in "
+                      f"{study}; run `biasatlas report --study {study}` to retry")
+        return False
+    console.print(f"report written: {path}")
+    return True
+
+
+def _plan_only(plan: Plan, study: Path, as_json: bool) -> None:
+    from biasatlas.audit import check_models, estimate_cells, plan_totals
+
+    infos, notes = check_models(plan.audit, strict=False)
+    rows = estimate_cells(plan.cells, plan.prompts, infos, study)
+    totals = plan_totals(rows)
+    notes = [*plan.notes, *notes]
+    tokenizers = {r.model: r.tokens_by for r in rows}
+    notes.extend(f"{model}: tokens counted with {by}" for model, by in tokenizers.items())
+    if any(r.seconds is None for r in rows):
+        notes.append("time: unknown where the study has no finished run of that model in that mode")
+    if as_json:
+        out = {"file": str(plan.audit.path), "study": str(study), "cells": [r.as_dict() for r in rows],
+               "totals": totals, "notes": notes}
+        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+        return
+    _print_table(rows, totals, len(plan.audit.seeds) > 1, notes)
+
+
+def _fmt(value: Any, missing: str = "?") -> str:
+    if value is None:
+        return missing
+    if isinstance(value, float):
+        return f"{value:,.4f}" if value < 1 else f"{value:,.2f}"
+    return f"{value:,}"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _print_table(rows: list[CellPlan], totals: dict[str, Any], seeds: bool, notes: list[str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Audit plan (? = unknown, – = no price given)")
+    columns = ["model", "probe", "language", *(["seed"] if seeds else []), "mode", "prompts", "requests",
+               "cached", "to ask", "prompt tokens", "completion tokens (at most)", "cost USD", "time"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("model", "probe", "language", "mode") else "right")
+    for r in rows:
+        table.add_row(r.model, r.probe, r.language, *([str(r.seed)] if seeds else []), r.mode, _fmt(r.prompts),
+                      _fmt(r.requests), _fmt(r.cached), _fmt(r.to_ask), _fmt(r.prompt_tokens),
+                      _fmt(r.completion_tokens), _fmt(r.cost_usd, "–"), _duration(r.seconds))
+    table.add_row("total", "", "", *([""] if seeds else []), "", _fmt(totals["prompts"]), _fmt(totals["requests"]),
+                  _fmt(totals["cached"]), _fmt(totals["to_ask"]), _fmt(totals["prompt_tokens"]),
+                  _fmt(totals["completion_tokens"]), _fmt(totals["cost_usd"], "–"), _duration(totals["seconds"]),
+                  style="bold")
+    out = Console(width=max(Console().width, 160))
+    out.print(table)
+    for note in notes:
+        out.print(f"note: {note}")
