@@ -6,10 +6,15 @@ only ever put into the Authorization header: never into a Response, the run conf
 an error message (errors are scrubbed of it).
 
 Requests go out through a pool of ``concurrency`` workers on a background event loop and come back
-in completion order, so the runner commits each answer as it arrives. Choice mode asks for one
-token with ``top_logprobs`` and maps it to the prompt's options; a server that returns no
-log-probabilities gets the request again in generate mode, and the Response says so in
-``info["choice_fallback"]``.
+in completion order, so the runner commits each answer as it arrives.
+
+The backend id names the model *and* the server (:mod:`.http.identity`), so two servers serving
+models of one name never share cached answers. Choice mode scores each option's full
+log-probability through ``/completions`` where the server allows it, else from the first token's
+``top_logprobs`` (:mod:`.http.choosing`); a server that returns no log-probabilities at all gets
+the request again in generate mode, and the Response says so in ``info["choice_fallback"]``.
+Generate mode asks for a JSON answer naming one of the prompt's options where the server takes
+it (``structured="auto"``, :mod:`.http.structured`), free text otherwise.
 """
 
 from __future__ import annotations
@@ -25,9 +30,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from biasatlas.backends.base import BackendError
 from biasatlas.backends.http.bridge import make_runner, stream
-from biasatlas.backends.http.choice import ambiguity, score_options, top_logprobs
+from biasatlas.backends.http.choosing import ChoiceScorer
 from biasatlas.backends.http.client import AttemptError, ChatClient, Fatal, RetryPolicy
+from biasatlas.backends.http.identity import backend_id, endpoint
 from biasatlas.backends.http.setup import OPENAI_URL, check_server, needs_key, safe_url
+from biasatlas.backends.http.structured import StructuredAnswers
+from biasatlas.backends.http.template import RAW, ChatTemplate, load_template
 from biasatlas.backends.http.usage import HttpStats
 from biasatlas.records import GenerationSettings, Request, Response
 
@@ -54,6 +62,15 @@ class OpenAIOptions(BaseModel):
     # "inline": the consuming thread runs the event loop (fastest); "thread": a background thread
     # does (needed where the caller's thread already runs a loop, as in Jupyter); "auto" picks.
     loop: Literal["auto", "inline", "thread"] = "auto"
+    # generate mode, prompts with options: ask for {"answer": <option>} as JSON where the server can
+    structured: Literal["auto", "off"] = "auto"
+    # choice mode: an option's score is the sum of its token log-probabilities, or their mean per token
+    choice_norm: Literal["sum", "mean"] = "sum"
+    # choice mode: full-option log-probabilities through /completions where possible ("auto"), or
+    # the first token's top_logprobs only ("first_token")
+    choice_method: Literal["auto", "first_token"] = "auto"
+    # prompt text for /completions: None = the server's /apply-template; a .jinja or .gguf file; "raw"
+    chat_template: str | None = None
 
 
 SETTABLE = (
@@ -71,6 +88,10 @@ SETTABLE = (
     "concurrency",
     "loop",
     "check",
+    "structured",
+    "choice_norm",
+    "choice_method",
+    "chat_template",
 )
 
 
@@ -102,18 +123,23 @@ class OpenAIBackend:
             raise BackendError("no model name: use openai:MODEL, e.g. openai:gpt-4o-mini")
         self.options = opts = options or OpenAIOptions()
         self.model = model
-        self.id = f"openai:{model}"
         base_url = (opts.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
         if not base_url.startswith(("http://", "https://")):
             raise BackendError(f"base URL must start with http:// or https://, got {safe_url(base_url)!r}")
         self.base_url = safe_url(base_url)
+        self.endpoint = endpoint(base_url)
+        template: ChatTemplate | str | None = None
+        if opts.chat_template:
+            template = RAW if opts.chat_template == RAW else load_template(opts.chat_template)
+        self.id = backend_id(model, base_url, self._flags(template))
+        self.choices = ChoiceScorer(self, template)
+        self.structured = StructuredAnswers(self)
         key = os.environ.get(opts.api_key_env, "").strip()
         if not key and needs_key(base_url):
             raise BackendError(f"no API key: set the environment variable {opts.api_key_env} for {self.base_url}")
         self._secret = key  # only for scrubbing error text; sent in the Authorization header only
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.stats = HttpStats()
-        self._logprobs_missing: str | None = None  # set once the server is seen not to return them
         self._max_tokens_field = "max_tokens"  # or "max_completion_tokens", once a server asks for it
         self.models: list[str] = []  # what the server lists (filled by the setup check)
         self._runner = make_runner(opts.loop)
@@ -148,9 +174,17 @@ class OpenAIBackend:
         return stream(self._runner, requests, self._choice_one, self.options.concurrency)
 
     def run_stats(self) -> dict[str, Any]:
-        """Usage and failure counts since the last call (the runner calls it once per run)."""
+        """Usage and failure counts since the last call (the runner calls it once per run), and how
+        choice answers were measured and whether generate answers were structured."""
         stats, self.stats = self.stats, HttpStats()
-        return {"http": stats.as_dict(self.options.price_prompt, self.options.price_completion)}
+        out: dict[str, Any] = {"http": stats.as_dict(self.options.price_prompt, self.options.price_completion)}
+        choice = self.choices.run_stats()
+        if choice:
+            out["choice_scoring"] = choice
+        structured = self.structured.run_stats()
+        if structured:
+            out["structured"] = structured
+        return out
 
     def describe(self) -> dict[str, Any]:
         """What to record in a run's config: never the key, never a URL's credentials."""
@@ -159,6 +193,11 @@ class OpenAIBackend:
             "backend": "openai",
             "model": self.model,
             "base_url": self.base_url,
+            "endpoint": self.endpoint,
+            "structured": o.structured,
+            "choice_norm": o.choice_norm,
+            "choice_method": o.choice_method,
+            "chat_template": o.chat_template,
             "api_key_env": o.api_key_env,
             "concurrency": o.concurrency,
             "timeout": o.timeout,
@@ -168,6 +207,20 @@ class OpenAIBackend:
             "price_prompt": o.price_prompt,
             "price_completion": o.price_completion,
         }
+
+    def _flags(self, template: ChatTemplate | str | None) -> list[str]:
+        """The settings that change what is asked or measured, for the backend id."""
+        o = self.options
+        flags = ["json"] if o.structured == "auto" else []
+        if o.choice_norm == "mean":
+            flags.append("mean")
+        if o.choice_method == "first_token":
+            flags.append("first")
+        elif isinstance(template, ChatTemplate):
+            flags.append(f"tpl-{template.digest}")
+        elif template == RAW:
+            flags.append("raw")
+        return flags
 
     def close(self) -> None:
         runner = getattr(self, "_runner", None)
@@ -205,21 +258,34 @@ class OpenAIBackend:
     def _estimate_tokens(request: Request, max_tokens: int) -> int:
         return len(request.prompt.text) // 4 + 8 * len(request.prompt.messages) + max_tokens
 
-    async def _call(self, request: Request, body: dict[str, Any], retries: Counter[str]) -> dict[str, Any]:
-        est = self._estimate_tokens(request, int(body["max_tokens"])) if self.options.tpm else 0
-        if self._max_tokens_field != "max_tokens":
+    async def _call(
+        self,
+        request: Request,
+        body: dict[str, Any],
+        retries: Counter[str],
+        *,
+        path: str = "/chat/completions",
+        root: bool = False,
+        fatal_words: tuple[str, ...] = (),
+    ) -> dict[str, Any]:
+        """POST ``body`` to ``path`` (under the base URL, or the server's root) with retries and accounting."""
+        est = self._estimate_tokens(request, int(body.get("max_tokens") or 0)) if self.options.tpm else 0
+        chat = path == "/chat/completions" and not root
+        if chat and self._max_tokens_field != "max_tokens":
             body[self._max_tokens_field] = body.pop("max_tokens")
+        url = None if chat else self._client.url(path, root)
+        call: dict[str, Any] = {"url": url, "choices": not root, "fatal_words": fatal_words}
         before = sum(retries.values())
         try:
-            data = await self._client.complete(body, retries, est)
+            data = await self._client.complete(body, retries, est, **call)
         except Fatal as exc:
             # Newer OpenAI models refuse 'max_tokens' and want 'max_completion_tokens': rename, once.
-            if "max_completion_tokens" not in exc.detail or "max_tokens" not in body:
+            if not chat or "max_completion_tokens" not in exc.detail or "max_tokens" not in body:
                 raise
             self._max_tokens_field = "max_completion_tokens"
             body["max_completion_tokens"] = body.pop("max_tokens")
             self.stats.attempts += 1
-            data = await self._client.complete(body, retries, est)
+            data = await self._client.complete(body, retries, est, **call)
         finally:
             self.stats.attempts += 1 + sum(retries.values()) - before
         usage = data.get("usage") or {}
@@ -234,7 +300,12 @@ class OpenAIBackend:
         started = time.perf_counter()
         self.stats.requests += 1
         try:
-            fields = await (self._choice(request, retries) if choice else self._generate(request, retries))
+            if choice:
+                fields = await self.choices.score(request, retries)
+            elif self.structured.applies(request):
+                fields = await self.structured.generate(request, retries)
+            else:
+                fields = await self._generate(request, retries)
         except AttemptError as exc:
             self.stats.failures[exc.cause] += 1
             detail = f"{exc} (gave up after {sum(retries.values()) + 1} attempts)"
@@ -261,7 +332,7 @@ class OpenAIBackend:
     async def _generate(
         self, request: Request, retries: Counter[str], prior: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        """Generate mode: the Response fields of one chat completion."""
+        """Generate mode, free text: the Response fields of one chat completion."""
         data = await self._call(request, self._body(request, choice=False), retries)
         choice = data["choices"][0]
         usage = data.get("usage") or {}
@@ -272,57 +343,6 @@ class OpenAIBackend:
             "completion_tokens": _add(usage.get("completion_tokens"), prior.get("completion_tokens")),
             "finish_reason": choice.get("finish_reason"),
         }
-
-    async def _choice(self, request: Request, retries: Counter[str]) -> dict[str, Any]:
-        """Choice mode: option probabilities from one token's top_logprobs, or generate as fallback."""
-        options = request.prompt.options
-        reason = ambiguity(options) or self._logprobs_missing
-        usage: dict[str, Any] = {}
-        if reason is None:
-            try:
-                data = await self._call(request, self._body(request, choice=True), retries)
-            except Fatal as exc:
-                # Some servers (and some OpenAI models) reject the logprobs parameters outright.
-                if exc.cause not in ("http_400", "http_422") or "logprob" not in exc.detail.lower():
-                    raise
-                self._logprobs_missing = (
-                    f"the server refused logprobs ({exc.detail[:120]}), so choice mode fell back to generate"
-                )
-                return await self._fallback(request, retries, self._logprobs_missing, {})
-            choice = data["choices"][0]
-            usage = data.get("usage") or {}
-            pairs = top_logprobs(choice)
-            if pairs is None:
-                self._logprobs_missing = "the server returned no logprobs, so choice mode fell back to generate"
-                reason = self._logprobs_missing
-            else:
-                fields: dict[str, Any] = {
-                    "prompt_tokens": _int(usage.get("prompt_tokens")),
-                    "completion_tokens": _int(usage.get("completion_tokens")),  # billed, if not read
-                    "finish_reason": "choice",
-                }
-                score = score_options(pairs, options)
-                if score is None:
-                    # No option among the top tokens: the model put (almost) no mass on any of them.
-                    top = {t: round(lp, 4) for t, lp in pairs[:5]}
-                    text = str((choice.get("message") or {}).get("content") or pairs[0][0]).strip()
-                    return {**fields, "text": text, "info": {"option_mass": 0.0, "top_tokens": top}}
-                return {
-                    **fields,
-                    "text": max(score.probs, key=score.probs.__getitem__),
-                    "option_probs": score.probs,
-                    "info": {"option_logprobs": score.logprobs, "option_mass": score.mass},
-                }
-        return await self._fallback(request, retries, reason, usage)
-
-    async def _fallback(
-        self, request: Request, retries: Counter[str], reason: str, usage: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Choice mode without log-probabilities: generate, and say why in the Response."""
-        self.stats.choice_fallbacks += 1
-        fields = await self._generate(request, retries, usage)
-        fields["info"] = {"choice_fallback": reason}
-        return fields
 
 
 def _int(value: Any) -> int | None:

@@ -7,6 +7,13 @@ Retry-After, 500, 503, an answer slower than the client's timeout, a dropped con
 malformed JSON, or empty ``choices``. ``GET /stats`` tells how often each prompt was asked and
 answered. Run: ``python openai_stub.py --port 0`` (prints ``READY <port>`` when it listens).
 
+``--answer Yes`` makes it answer "Yes" to everything (two stubs, one per answer, tell servers
+apart). ``response_format`` is taken in both dialects (json_schema, json_object+schema) and
+answered as ``{"answer": ...}``, unless ``--response-format`` says otherwise. ``POST
+/v1/completions`` is a toy language model (:func:`tokenize`, :func:`token_logprob`) with
+``echo`` and ``logprobs``, as vLLM's; ``--apply-template`` adds llama.cpp's ``POST /apply-template``
+(:data:`TEMPLATE`).
+
 Also importable: :func:`start_stub` runs it as a subprocess and returns a :class:`Stub`.
 """
 
@@ -18,6 +25,7 @@ import hashlib
 import json
 import math
 import random
+import re
 import subprocess
 import sys
 import time
@@ -58,13 +66,61 @@ def _top_logprobs(p: float) -> list[dict[str, Any]]:
     return [{"token": t, "logprob": math.log(v), "bytes": list(t.encode())} for t, v in tokens]
 
 
+# ---- a toy language model for /v1/completions ----------------------------------------------------
+#: the chat format of /apply-template (a Jinja template, so a client can render it the same way)
+TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+BOS = "<s>"
+#: what the toy model may generate (and lists in top logprobs)
+VOCAB = ("Yes", "No", "Maybe", "I", "The", "Sure", "Lik", "Unl", ".", "\n")
+_TOKEN = re.compile(r"<\|[a-z_]+\|>|[A-Za-z0-9]{1,3}|\s|[^\sA-Za-z0-9]")
+
+
+def render(messages: list[dict[str, Any]]) -> str:
+    """:data:`TEMPLATE` applied to ``messages`` (what /apply-template returns)."""
+    text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+    return text + "<|im_start|>assistant\n"
+
+
+def tokenize(text: str) -> list[str]:
+    """Special tokens whole, letters and digits in chunks of three, a non-ASCII character as two
+    byte tokens (printed as "" and the replacement character, as real servers print split bytes)."""
+    out: list[str] = []
+    for piece in _TOKEN.findall(text):
+        if piece.isascii():
+            out.append(piece)
+        else:
+            out.extend(["", "\ufffd"])
+    return out
+
+
+def token_logprob(context: list[str], token: str) -> float:
+    """The toy model's log-probability of ``token`` after ``context`` (a hash of the last 8 tokens)."""
+    key = "\x1f".join(context[-8:]) + "\x1e" + token
+    return -0.05 - (int(hashlib.sha256(key.encode()).hexdigest()[:6], 16) % 4000) / 1000
+
+
+def option_logprob(context_text: str, option: str) -> tuple[float, int]:
+    """(summed log-probability, token count) of ``option`` after ``context_text``: what a client must find."""
+    context = [BOS, *tokenize(context_text)]
+    tokens = tokenize(context_text + option)[len(context) - 1 :]
+    total = 0.0
+    for i, token in enumerate(tokens):
+        total += token_logprob(context + tokens[:i], token)
+    return total, len(tokens)
+
+
 class StubState:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.asked: Counter[str] = Counter()  # requests per prompt
         self.answered: Counter[str] = Counter()  # complete good answers sent per prompt
         self.faults: Counter[str] = Counter()
+        self.formats: Counter[str] = Counter()  # requests with a response_format, by type
         self.requests = 0
+        self.completions = 0
 
     def fault_for(self, digest: str, attempt: int) -> str | None:
         if self.args.faults <= 0:
@@ -157,13 +213,27 @@ def build_app(args: argparse.Namespace) -> Any:
             )
         if fault == "empty":
             return web.json_response({"id": "chatcmpl-stub", "object": "chat.completion", "choices": []})
-        p = p_yes(digest)
-        answer = "Yes" if p > 0.5 else "No"
+        p = p_yes(digest) if not args.answer else (0.99 if args.answer == "Yes" else 0.01)
+        answer = args.answer or ("Yes" if p > 0.5 else "No")
         choice: dict[str, Any] = {
             "index": 0,
             "finish_reason": "stop",
             "message": {"role": "assistant", "content": f"{answer}."},
         }
+        fmt = body.get("response_format")
+        if isinstance(fmt, dict) and fmt.get("type") in ("json_schema", "json_object"):
+            state.formats[str(fmt["type"])] += 1
+            if args.response_format == "reject":
+                return error(400, "response_format is not supported by this server")
+            if args.response_format == "json_object" and fmt["type"] == "json_schema":
+                # llama-cpp-python answers an unknown response_format type with a 500
+                return error(500, "1 validation error: ('body', 'response_format', 'type'): "
+                                  "Input should be 'text' or 'json_object'")
+            if args.response_format != "ignore":
+                schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema") or {}
+                enum = ((schema.get("properties") or {}).get("answer") or {}).get("enum") or [answer]
+                chosen = answer if answer in enum else enum[0]
+                choice["message"]["content"] = json.dumps({"answer": chosen})
         if args.new_params and "max_tokens" in body:
             return error(400, "Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens' instead.")
         if body.get("logprobs") and args.refuse_logprobs:
@@ -190,6 +260,45 @@ def build_app(args: argparse.Namespace) -> Any:
             state.answered[digest] += 1
         return web.json_response(data)
 
+    async def completions(request: web.Request) -> web.StreamResponse:
+        state.requests += 1
+        state.completions += 1
+        body = await request.json()
+        if body.get("model") != args.model:
+            return error(404, f"The model `{body.get('model')}` does not exist")
+        prompt = str(body.get("prompt", ""))
+        tokens = [BOS, *tokenize(prompt)]
+        ranked = sorted(VOCAB, key=lambda t: -token_logprob(tokens, t))
+        generated = ranked[0]
+        k = body.get("logprobs")
+        logprobs: dict[str, Any] | None = None
+        if isinstance(k, int):
+            top = {t: token_logprob(tokens, t) for t in ranked[: max(k, 1)]}
+            gen = {"tokens": [generated], "token_logprobs": [token_logprob(tokens, generated)], "top_logprobs": [top]}
+            if body.get("echo") and args.completions == "echo":
+                echoed = [token_logprob(tokens[:i], t) if i else None for i, t in enumerate(tokens)]
+                logprobs = {
+                    "tokens": [*tokens, generated],
+                    "token_logprobs": [*echoed, gen["token_logprobs"][0]],
+                    "top_logprobs": [None] * len(tokens) + gen["top_logprobs"],
+                }
+            else:  # llama.cpp's server: the generated token's only, echo or not
+                logprobs = gen
+        text = (prompt if body.get("echo") else "") + generated
+        data = {
+            "id": "cmpl-stub",
+            "object": "text_completion",
+            "model": args.model,
+            "choices": [{"index": 0, "text": text, "logprobs": logprobs, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": len(tokens), "completion_tokens": 1, "total_tokens": len(tokens) + 1},
+        }
+        return web.json_response(data)
+
+    async def apply_template(request: web.Request) -> web.StreamResponse:
+        state.requests += 1
+        body = await request.json()
+        return web.json_response({"prompt": render(body["messages"])})
+
     async def stats(request: web.Request) -> web.StreamResponse:
         return web.json_response(
             {
@@ -197,12 +306,18 @@ def build_app(args: argparse.Namespace) -> Any:
                 "asked": dict(state.asked),
                 "answered": dict(state.answered),
                 "faults": dict(state.faults),
+                "formats": dict(state.formats),
+                "completions": state.completions,
             }
         )
 
     app = web.Application(client_max_size=8 * 1024 * 1024)
     app.router.add_get("/v1/models", models)
     app.router.add_post("/v1/chat/completions", chat)
+    if args.completions != "off":
+        app.router.add_post("/v1/completions", completions)
+    if args.apply_template:
+        app.router.add_post("/apply-template", apply_template)
     app.router.add_get("/stats", stats)
     return app
 
@@ -233,6 +348,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--key", default="", help="require this bearer key")
     ap.add_argument("--personality", choices=("openai", "html"), default="openai")
     ap.add_argument("--canned", action="store_true", help="one fixed answer, nothing parsed (benchmarks)")
+    ap.add_argument("--answer", choices=("Yes", "No"), help="answer this to every prompt")
+    ap.add_argument(
+        "--response-format",
+        choices=("both", "json_object", "reject", "ignore"),
+        default="both",
+        help="JSON answers: both dialects; json_object only (llama-cpp-python); reject with 400; ignore the field",
+    )
+    ap.add_argument(
+        "--completions",
+        choices=("echo", "no-echo", "off"),
+        default="echo",
+        help="/v1/completions: prompt logprobs with echo (vLLM); generated token's only (llama.cpp); none",
+    )
+    ap.add_argument("--apply-template", action="store_true", help="serve POST /apply-template (llama.cpp)")
     return ap.parse_args(argv)
 
 

@@ -115,7 +115,7 @@ def test_rejected_key_is_one_line_without_the_key(monkeypatch: pytest.MonkeyPatc
 
 # ---- answers ------------------------------------------------------------------------------
 def test_generate_answers_come_from_the_server(stub: Any, tmp_path: Path) -> None:
-    b = backend(stub)
+    b = backend(stub, structured="off")
     ps = prompts(40)
     with Store(tmp_path) as store:
         totals = run_plan(ps, b, store, GenerationSettings(mode="generate", max_tokens=4), progress=False)
@@ -146,7 +146,7 @@ def test_choice_probabilities_from_top_logprobs(stub: Any, tmp_path: Path) -> No
         want = stub_mod.p_yes(stub_mod.prompt_digest([m.model_dump() for m in prompt.messages]))
         # The stub gives "Yes"+" yes" 0.9 p and "No"+" no" 0.9 (1 - p): normalised, exactly p.
         assert probs["Yes"] == pytest.approx(want, abs=1e-6)
-    http = usage["openai:stub-model"]
+    http = usage[b.id]
     assert http["completion_tokens"] == 30
     assert http["cost_usd"] == pytest.approx((http["prompt_tokens"] * 1.0 + 30 * 4.0) / 1e6)
 
@@ -215,7 +215,7 @@ def test_retries_count_every_fault_the_server_injected(tmp_path: Path) -> None:
     }
     counted = {names[k]: v for k, v in injected.items()}
     assert http["retries"] == counted
-    assert http["attempts"] == 200 + sum(counted.values())
+    assert http["attempts"] == 200 + sum(counted.values()) + 1  # and the /apply-template probe
 
 
 def test_given_up_requests_are_errors_and_the_next_run_asks_again(tmp_path: Path) -> None:
@@ -284,16 +284,19 @@ def test_requests_per_minute_limit_is_kept(stub: Any, tmp_path: Path) -> None:
 def test_http_settings_reach_the_options(stub: Any) -> None:
     import typer
 
+    from biasatlas.backends.options import BackendOptions
     from biasatlas.cli.common import open_backend
 
-    b = open_backend("openai:stub-model", base_url=stub.url, http=["timeout=0.5", "price-prompt=0.15", "rpm=60"])
+    spec = {"model": "openai:stub-model", "base_url": stub.url}
+    b = open_backend(BackendOptions(**spec, http=["timeout=0.5", "price-prompt=0.15", "rpm=60"], choice_norm="mean"))
     assert isinstance(b, OpenAIBackend)
     assert (b.options.timeout, b.options.price_prompt, b.options.rpm) == (0.5, 0.15, 60)
+    assert (b.options.choice_norm, b.options.structured) == ("mean", "auto")
     b.close()
     with pytest.raises(typer.Exit):
-        open_backend("openai:stub-model", base_url=stub.url, http=["speed=11"])
+        open_backend(BackendOptions(**spec, http=["speed=11"]))
     with pytest.raises(typer.Exit):
-        open_backend("openai:stub-model", base_url=stub.url, http=["timeout=-1"])
+        open_backend(BackendOptions(**spec, http=["timeout=-1"]))
 
 
 def test_parse_settings_names_the_valid_ones() -> None:

@@ -126,6 +126,15 @@ def test_run_notes_say_what_a_summary_must() -> None:
     assert notes[0] == "choice mode fell back to generate: the server returned no logprobs"
     assert "retried: timeout 1" in notes[1] and "choice fallbacks 2" in notes[1]
     assert run_notes({"info": {}}) == []
+    scoring = {"methods": {"completions": 9, "first_token": 1}, "norm": "sum",
+               "prompt_text": "the server's /apply-template"}
+    structured = {"format": None, "free_text": 4, "fallback": "the server does not take a JSON answer format (x)"}
+    notes = run_notes({"info": {"choice_scoring": scoring, "structured": structured}})
+    assert notes == [
+        "choice scoring: completions 9, first_token 1 (options scored by sum of token log-probabilities; "
+        "prompt text: the server's /apply-template)",
+        "structured answers: free_text 4; free text because the server does not take a JSON answer format (x)",
+    ]
 
 
 def test_request_bodies() -> None:

@@ -3,8 +3,9 @@
 Why not the ``openai`` package: with its default transport it reaches ~380 prompts/s at concurrency
 32 on this project's 2-core machine and slows down at 128; a bare aiohttp session keeps up with the
 server. One attempt is one POST; :meth:`ChatClient.complete` retries the transient failures
-(429, 408/409/425, 5xx, timeouts, dropped connections, malformed JSON, empty ``choices``) with
-tenacity: exponential backoff with jitter, or the server's ``Retry-After`` when it sends one.
+(429, 408/409/425, 5xx, timeouts, dropped connections, malformed JSON, empty ``choices``):
+exponential backoff with jitter, or the server's ``Retry-After`` when it sends one, each wait
+capped, and a :class:`.breaker.Breaker` that may stop the run before an attempt or a wait.
 """
 
 from __future__ import annotations
@@ -16,16 +17,13 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import yarl
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    stop_after_attempt,
-)
+
+if TYPE_CHECKING:
+    from biasatlas.backends.http.breaker import Breaker
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -129,13 +127,16 @@ class ChatClient:
         policy: RetryPolicy,
         rpm: float | None = None,
         tpm: float | None = None,
+        breaker: Breaker | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.chat_url = yarl.URL(f"{self.base_url}/chat/completions")  # parsed once, not per request
+        self._urls: dict[tuple[str, bool], yarl.URL] = {}
         self.headers = {"Content-Type": "application/json", "Accept": "application/json", **headers}
         self.timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
         self.policy = policy
         self.limiter = _Limiter(rpm, tpm) if (rpm or tpm) else None
+        self.breaker = breaker
         connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=0, ttl_dns_cache=300)
         self.session = aiohttp.ClientSession(
             connector=connector, timeout=self.timeout, headers=self.headers, raise_for_status=False
@@ -155,10 +156,28 @@ class ChatClient:
             except ValueError:
                 return resp.status, body.decode("utf-8", "replace")[:200], ctype
 
-    async def attempt(self, payload: bytes, timeout: aiohttp.ClientTimeout | None = None) -> dict[str, Any]:
-        """One POST of a chat completion: the parsed body, or Retryable/Fatal."""
+    def url(self, path: str, root: bool = False) -> yarl.URL:
+        """The URL of ``path`` under the base URL, or under the server's root (``root``), parsed once."""
+        key = (path, root)
+        found = self._urls.get(key)
+        if found is None:
+            base = self.base_url.removesuffix("/v1") if root else self.base_url
+            found = self._urls[key] = yarl.URL(f"{base}{path}")
+        return found
+
+    async def attempt(
+        self,
+        payload: bytes,
+        timeout: aiohttp.ClientTimeout | None = None,
+        url: yarl.URL | None = None,
+        choices: bool = True,
+    ) -> dict[str, Any]:
+        """One POST (a chat completion unless ``url`` says otherwise): the parsed body, or Retryable/Fatal.
+
+        ``choices``: the answer must hold a non-empty ``choices`` list (completions do).
+        """
         try:
-            async with self.session.post(self.chat_url, data=payload, timeout=timeout or self.timeout) as resp:
+            async with self.session.post(url or self.chat_url, data=payload, timeout=timeout or self.timeout) as resp:
                 body = await resp.read()
                 status = resp.status
                 if status != 200:
@@ -166,6 +185,8 @@ class ChatClient:
                     if status in RETRY_STATUS or status >= 500:
                         raise Retryable(f"http_{status}", message, retry_after_seconds(resp.headers))
                     raise Fatal(f"http_{status}", message)
+        except aiohttp.TooManyRedirects as exc:
+            raise Fatal("redirect_loop", f"the server redirects in a loop ({len(exc.history)} redirects)") from exc
         except TimeoutError as exc:  # aiohttp's timeouts subclass it
             raise Retryable("timeout", f"no complete answer within {self.timeout.total} s") from exc
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
@@ -176,14 +197,19 @@ class ChatClient:
             raise Retryable("malformed_json", f"the answer is not JSON: {body[:80]!r}") from exc
         if not isinstance(data, dict):
             raise Retryable("malformed_json", "the answer is not a JSON object")
-        choices = data.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        if not choices:
+            return data
+        listed = data.get("choices")
+        if not isinstance(listed, list) or not listed or not isinstance(listed[0], dict):
             raise Retryable("empty_choices", "the answer has no choices")
         return data
 
     # ---- with retries ------------------------------------------------------------------------
     def _wait_for(self, exc: BaseException | None, failed_attempts: int) -> float:
-        """Seconds before the next attempt: the server's Retry-After, else exponential with jitter."""
+        """Seconds before the next attempt: the server's Retry-After, else exponential with jitter.
+
+        Either is capped: ``retry_after_max`` for the server's word, ``backoff_max`` for ours.
+        """
         after = getattr(exc, "retry_after", None)
         if after is not None:
             # The server said when; a little jitter keeps the workers from returning in lockstep.
@@ -192,45 +218,61 @@ class ChatClient:
         exp = self.policy.backoff_initial * 2 ** (failed_attempts - 1)
         return min(self.policy.backoff_max, exp + random.uniform(0, self.policy.backoff_initial))
 
-    def _wait(self, state: RetryCallState) -> float:
-        # tenacity's attempt 1 is the second attempt of the request (the first ran outside it)
-        exc = state.outcome.exception() if state.outcome else None
-        return self._wait_for(exc, state.attempt_number + 1)
-
-    async def complete(self, body: dict[str, Any], retries: Counter[str], est_tokens: int = 0) -> dict[str, Any]:
+    async def complete(
+        self,
+        body: dict[str, Any],
+        retries: Counter[str],
+        est_tokens: int = 0,
+        *,
+        url: yarl.URL | None = None,
+        choices: bool = True,
+        fatal_words: tuple[str, ...] = (),
+    ) -> dict[str, Any]:
         """POST with retries; counts each retried failure in ``retries`` by cause.
 
-        Raises the last AttemptError when the retries are spent or the failure is Fatal. The first
-        attempt runs outside tenacity: its per-attempt bookkeeping costs more than the POST itself
-        at thousands of requests a second, and most requests succeed at once.
+        Raises the last AttemptError when the retries are spent or the failure is Fatal. A failure
+        whose message holds one of ``fatal_words`` is Fatal whatever its status (a server that
+        answers a request field it does not know with a 500). Every attempt is shown to the
+        breaker, which may stop the request (:class:`.breaker.Stopped`) before an attempt or a wait.
         """
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        try:
-            return await self._limited_attempt(payload, est_tokens)
-        except Retryable as exc:
-            if self.policy.max_retries == 0:
-                raise
-            retries[exc.cause] += 1
-            first = exc
-        await asyncio.sleep(self._wait_for(first, 1))
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.policy.max_retries),
-            wait=self._wait,
-            retry=retry_if_exception_type(Retryable),
-            reraise=True,
-            sleep=asyncio.sleep,
-        )
-        async for attempt in retrying:
-            with attempt:
-                try:
-                    return await self._limited_attempt(payload, est_tokens)
-                except Retryable as exc:
-                    if attempt.retry_state.attempt_number < self.policy.max_retries:
-                        retries[exc.cause] += 1
+        call = (url, choices, fatal_words)
+        breaker = self.breaker
+        done = 0  # retries made
+        while True:
+            if breaker is not None:
+                breaker.check()
+            try:
+                data = await self._limited_attempt(payload, est_tokens, call)
+            except Retryable as exc:
+                if breaker is not None:
+                    breaker.failed(exc.cause, exc.detail)
+                if done >= self.policy.max_retries:
                     raise
-        raise AssertionError("unreachable: tenacity re-raises the last failure")  # pragma: no cover
+                retries[exc.cause] += 1
+                done += 1
+                wait = self._wait_for(exc, done)
+                if breaker is not None:
+                    breaker.before_wait(wait, exc.retry_after, exc.detail)
+                await asyncio.sleep(wait)
+                continue
+            except Fatal as exc:
+                if breaker is not None:
+                    breaker.failed(exc.cause, exc.detail)
+                raise
+            if breaker is not None:
+                breaker.answered()
+            return data
 
-    async def _limited_attempt(self, payload: bytes, est_tokens: int) -> dict[str, Any]:
+    async def _limited_attempt(
+        self, payload: bytes, est_tokens: int, call: tuple[yarl.URL | None, bool, tuple[str, ...]]
+    ) -> dict[str, Any]:
         if self.limiter is not None:
             await self.limiter.acquire(est_tokens)
-        return await self.attempt(payload)
+        url, choices, fatal_words = call
+        try:
+            return await self.attempt(payload, url=url, choices=choices)
+        except Retryable as exc:
+            if fatal_words and exc.cause.startswith("http_") and any(w in exc.detail.lower() for w in fatal_words):
+                raise Fatal(exc.cause, exc.detail) from exc
+            raise

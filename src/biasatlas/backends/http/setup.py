@@ -1,7 +1,7 @@
 """Setup checks of an OpenAI-compatible server, run once before any work.
 
 Each problem becomes one BackendError line: no key for OpenAI, a URL that does not answer, a
-server that does not speak the API, a rejected key, an unknown model.
+server that does not speak the API, a rejected key, an unknown model, a redirect loop.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ async def check_server(client: ChatClient, model: str, key_env: str, timeout: fl
     listed: list[str] = []
     try:
         status, data, _ctype = await client.get_json("/models", timeout)
+    except aiohttp.TooManyRedirects as exc:
+        raise BackendError(_redirect_line(url, len(exc.history))) from None
     except (aiohttp.ClientConnectionError, TimeoutError) as exc:
         raise BackendError(f"cannot reach {url}: {type(exc).__name__}: {exc}".rstrip(": ")) from None
     except aiohttp.ClientError as exc:
@@ -81,7 +83,13 @@ async def check_server(client: ChatClient, model: str, key_env: str, timeout: fl
     return listed
 
 
+def _redirect_line(url: str, hops: int) -> str:
+    return f"{url} redirects in a loop ({hops} redirects): check --base-url"
+
+
 def _fatal_line(exc: Fatal, url: str, model: str, key_env: str, listed: list[str]) -> str:
+    if exc.cause == "redirect_loop":
+        return f"{url} {exc.detail.removeprefix('the server ')}: check --base-url"
     status = exc.cause.removeprefix("http_")
     offer = f"; the server offers: {', '.join(listed[:20])}" if listed else ""
     if status in ("401", "403"):

@@ -116,12 +116,24 @@ def run_notes(totals: dict[str, Any]) -> list[str]:
     """Lines a summary should print about a run's record (``store.last_run(probe)["totals"]``).
 
     The choice-mode fallback (the server gave no log-probabilities, so answers were generated and
-    parsed as text) and, for HTTP backends, tokens, cost, retries and failures by cause.
+    parsed as text), how choice answers were scored, whether generate answers were structured and,
+    for HTTP backends, tokens, cost, retries and failures by cause.
     """
     info = totals.get("info") or {}
     notes = []
     if info.get("choice_fallback"):
         notes.append(f"choice mode fell back to generate: {info['choice_fallback']}")
+    scoring = info.get("choice_scoring")
+    if scoring:
+        methods = ", ".join(f"{k} {v}" for k, v in (scoring.get("methods") or {}).items())
+        line = f"choice scoring: {methods} (options scored by {scoring.get('norm', 'sum')} of token log-probabilities"
+        line += f"; prompt text: {scoring['prompt_text']})" if scoring.get("prompt_text") else ")"
+        notes.append(line + (f"; {scoring['reason']}" if scoring.get("reason") else ""))
+    structured = info.get("structured")
+    if structured:
+        counts = ", ".join(f"{k} {structured[k]}" for k in ("structured", "free_text") if structured.get(k))
+        line = f"structured answers: {counts}" + (f" ({structured['format']})" if structured.get("format") else "")
+        notes.append(line + (f"; free text because {structured['fallback']}" if structured.get("fallback") else ""))
     if info.get("http"):
         notes.append(f"http: {format_stats(info['http'])}")
     return notes
