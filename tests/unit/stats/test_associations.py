@@ -144,3 +144,46 @@ def test_jaccard_matrix():
     assert jac.loc["en", "fr"] == pytest.approx(1 / 3)
     assert jac.loc["en", "en"] == 1.0
     assert np.isnan(jac.loc["es", "es"])
+
+
+def _two_models_planted() -> pd.DataFrame:
+    planted = {
+        "m1": [Planted("age", "senior", "employment_status", "retired", 0.9)],
+        "m2": [Planted("age", "senior", "employment_status", "retired", 0.6)],
+    }
+    return synthetic_profiles(["m1", "m2"], ["en"], 12_000, planted=planted, seed=1)
+
+
+def test_pooled_association_takes_the_mean_fraction_and_lift_across_models():
+    result = mine_associations(_two_models_planted(), DIMS,
+                               config=AssociationConfig(resamples=20_000, stages=(500, 4_000)))
+    key = ("age", "senior", "employment_status", "retired")
+    per = result.per_slice
+    rows = per[[tuple(r) == key for r in per[list(result.associations.columns[:4])].itertuples(index=False)]]
+    assert sorted(rows["model"]) == ["m1", "m2"]  # one row per model where it holds
+    pooled = result.associations.set_index(["base_attribute", "base_value", "compared_attribute",
+                                            "compared_value"]).loc[key]
+    assert pooled["models"] == ["m1", "m2"]
+    assert pooled["fraction"] == pytest.approx(rows["fraction"].mean())
+    assert pooled["lift"] == pytest.approx(rows["lift"].mean())
+    assert pooled["count"] == rows["count"].sum()
+    # the two models differ, so a mean is not either model's own value
+    assert rows["fraction"].nunique() == 2
+
+
+def test_tables_decided_by_the_screen_report_a_bound():
+    profiles = synthetic_profiles(["m"], ["en"], 8_000, planted={"m": [
+        Planted("age", "senior", "employment_status", "retired", 0.9)]}, seed=3)
+    config = AssociationConfig(resamples=20_000, stages=(500, 4_000))
+    result = mine_associations(profiles, DIMS, config=config)
+    tables = result.tables
+    screened = tables[(tables["p_method"] == "chi2-asymptotic") & (tables["p_asymptotic"] <= config.screen_low)]
+    assert len(screened)  # the planted table is decided by the screen
+    # the reference Monte Carlo cannot report less than 1/(resamples+1): the p shown is a bound, not a value
+    assert (screened["p_bound"] == "upper").all()
+    assert screened["p"].isin([config.screen_low, config.sparse_low]).all()
+    assert (screened["p_asymptotic"] <= screened["p"]).all()
+    high = tables[(tables["p_method"] == "chi2-asymptotic") & (tables["p_asymptotic"] > config.screen_low)]
+    assert (high["p_bound"] == "approximate").all()
+    others = tables[tables["p_method"] != "chi2-asymptotic"]
+    assert (others["p_bound"] == "").all()

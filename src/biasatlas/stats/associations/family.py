@@ -37,6 +37,10 @@ class TableP:
     exceed: int = 0
     drawn: int = 0
     stage: int = 0
+    #: "upper": ``p`` is a bound the true p lies below (the screen's threshold), "approximate": the
+    #: asymptotic p itself, "": an estimate of the Monte Carlo Fisher test
+    bound: str = ""
+    asymptotic: float | None = None
 
 
 def _bh_reject(p: np.ndarray, alpha: float) -> np.ndarray:
@@ -71,12 +75,18 @@ def family_pvalues(
         # and dense tables (benchmarks/bench_associations.py re-checks decisions end to end).
         low = p_asym <= config.screen_low if ok else max(p_asym, p_g) <= config.sparse_low
         high = p_asym >= (config.screen_high if ok else config.sparse_high)
-        if low:  # the reference would report about 1/(n+1): below every BH threshold
-            state.append(TableP(p_asym, "chi2-asymptotic", 0, 0.0, max(p_asym, 2.0 / (n_ref + 1))))
+        if low:
+            # the reference would report about 1/(n+1), below every BH threshold; the asymptotic p
+            # (often 1e-30) is far below anything the Monte Carlo can give, so the screen's
+            # threshold is reported as an upper bound instead
+            bound = config.screen_low if ok else config.sparse_low
+            state.append(TableP(bound, "chi2-asymptotic", 0, 0.0, max(p_asym, 2.0 / (n_ref + 1)),
+                                bound="upper", asymptotic=p_asym))
         elif high:
-            state.append(TableP(p_asym, "chi2-asymptotic", 0, 2 * alpha, 1.0))
+            state.append(TableP(p_asym, "chi2-asymptotic", 0, 2 * alpha, 1.0, bound="approximate",
+                                asymptotic=p_asym))
         else:
-            state.append(TableP(p_asym, "pending", 0, 0.0, 1.0))
+            state.append(TableP(p_asym, "pending", 0, 0.0, 1.0, asymptotic=p_asym))
     stages = [s for s in config.stages if s < n_ref]
     delta = config.bound_error / 2
     while True:
@@ -112,5 +122,5 @@ def family_pvalues(
                 s.hi = min(s.hi + z * np.sqrt(s.hi * (1 - s.hi) / n_ref) + 1.0 / (n_ref + 1), 1.0)
             else:
                 p = fisher_rxc_mc(tables[i], n_ref, config.seed)
-                state[i] = TableP(p, "fisher-mc", n_ref, p, p, stage=s.stage + 1)
+                state[i] = TableP(p, "fisher-mc", n_ref, p, p, stage=s.stage + 1, asymptotic=s.asymptotic)
     return state

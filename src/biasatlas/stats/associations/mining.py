@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,8 @@ class AssociationResult:
     config: AssociationConfig
     n_stories: int
     slices: int
+    #: one row per slice (model, language...) where an association holds, its own count/fraction/lift
+    per_slice: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def encode_profiles(profiles: pd.DataFrame, dims: Sequence[str]) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
@@ -98,15 +100,21 @@ def mine_associations(
     t1 = time.perf_counter()
     associations = pool_associations(cells, by)
     timings["pool"] = time.perf_counter() - t1
-    return AssociationResult(tables, cells, associations, timings, config, len(profiles), len(jobs))
+    held = cells[cells["association"]].reset_index(drop=True) if not cells.empty else cells
+    return AssociationResult(tables, cells, associations, timings, config, len(profiles), len(jobs), held)
 
 
 ASSOCIATION_KEY = ["base_attribute", "base_value", "compared_attribute", "compared_value"]
 
 
 def pool_associations(cells: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """One row per association A=a → B=b that holds (BY-significant, lift ≥ min) in some slice:
-    the slices where it holds, and count/fraction/lift/p/q/V of its strongest occurrence."""
+    """One row per association A=a → B=b that holds (BY-significant, lift ≥ min) in some slice.
+
+    As the paper's published list: ``count`` summed and ``fraction``/``lift`` averaged over the
+    slices where it holds (``fraction_max``/``lift_max`` beside them); ``p``, ``q``, Cramér's V and
+    the effect are those of its strongest occurrence (lowest q); the slices, models and languages
+    where it holds are listed. ``per_slice`` of the result keeps every slice's own row.
+    """
     if cells.empty:
         return pd.DataFrame(columns=[*ASSOCIATION_KEY, "slices", "models", "languages"])
     held = cells[cells["association"]]
@@ -118,8 +126,10 @@ def pool_associations(cells: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
         row: dict[str, Any] = dict(zip(ASSOCIATION_KEY, key, strict=True))
         row.update(
             count=int(group["count"].sum()),
-            fraction=float(best["fraction"]),
-            lift=float(best["lift"]),
+            fraction=float(group["fraction"].mean()),
+            lift=float(group["lift"].mean()),
+            fraction_max=float(group["fraction"].max()),
+            lift_max=float(group["lift"].max()),
             p=float(best["p"]),
             q=float(best["q_by"]),
             cramers_v=float(best["cramers_v"]),

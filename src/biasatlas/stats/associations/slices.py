@@ -99,7 +99,7 @@ def analyse_slice(
         )
         q = adjust([s.p for s in pvals], "bh")
         t0 = _tick(timings, "fisher_rxc", t0)
-        for (b_dim, table), (v, chi2), tp, q_i in zip(family, stats, pvals, q, strict=True):
+        for (b_dim, table), (v, chi2), tp, q_i, p_asym in zip(family, stats, pvals, q, chi2_p, strict=True):
             effect = effect_category(v, table.shape)
             significant = bool(q_i < config.alpha)
             kept = significant and effect in config.effects
@@ -116,6 +116,8 @@ def analyse_slice(
                     "p": tp.p,
                     "q_bh": float(q_i),
                     "p_method": tp.method,
+                    "p_bound": tp.bound,
+                    "p_asymptotic": p_asym,
                     "resamples": tp.resamples,
                     "cramers_v": v,
                     "effect": effect,
