@@ -212,6 +212,10 @@ def associations_cmd(
     workers: Annotated[int, typer.Option("--workers", help="Processes.")] = 1,
     min_lift: Annotated[float, typer.Option("--min-lift")] = 2.0,
     groups: Annotated[Path | None, typer.Option("--groups", help="Marked/unmarked groups YAML.")] = None,
+    vote: Annotated[
+        str, typer.Option("--vote", help="Extractors' majority: valid (n_valid // 2 + 1 of the readable "
+                          "extractions, the paper's) or all (n // 2 + 1 of every extractor asked).")
+    ] = "valid",
 ) -> None:
     """Mine associations between the prompted attribute and the extracted ones (two-step procedure).
 
@@ -236,19 +240,23 @@ def associations_cmd(
     config = AssociationConfig(alpha=0.05 if alpha is None else alpha, resamples=resamples,
                                strategy=strategy,  # type: ignore[arg-type]
                                seed=seed, workers=workers, min_lift=min_lift)
+    if vote not in VOTES:
+        fail(f"--vote {vote!r}: valid: {', '.join(VOTES)}")
     store = _open(study)
     try:
-        profiles, counts = load_profiles(store)
+        profiles, counts = load_profiles(store, vote=vote)
         if profiles.empty:
-            fail("the study holds no extracted story profiles (run `biasatlas run stories` or `stories import`)")
+            fail("the study holds no extracted story profiles (run `biasatlas run stories` or `stories import`): "
+                 + stories.empty_reason(None, counts, config))
         result: dict[str, Any] = {"counts": counts, "method": stories.method_text(config)}
+        warnings = stories.warnings_of(counts)
+        if warnings:
+            result["warnings"] = warnings
         glob = stories.associations(profiles, False, config)
-        result["global"] = {"tables": stories.table_counts(glob), "timings_s": _round(glob.timings),
-                            "associations": stories.association_records(glob)}
+        result["global"] = _block(stories, glob, counts, config)
         if per_language:
             per = stories.associations(profiles, True, config)
-            block: dict[str, Any] = {"tables": stories.table_counts(per), "timings_s": _round(per.timings),
-                                     "associations": stories.association_records(per)}
+            block = _block(stories, per, counts, config)
             sets = stories.language_sets(per)
             if sets:
                 block["jaccard"] = jaccard_matrix(sets).round(4).to_dict()
@@ -264,12 +272,29 @@ def associations_cmd(
         return
     out = Console()
     out.print(f"stories: {counts['stories']}; profiles: {counts.get('profiles')}")
-    out.print(f"extraction: {counts['extraction'].get('answers')}")
+    out.print(f"extraction: {counts['extraction'].get('answers')}; vote {counts.get('vote')}")
+    for warning in result.get("warnings", []):
+        out.print(f"[yellow]warning[/]: {warning}")
     out.print(f"tables: {result['global']['tables']}")
     print_associations(result["global"]["associations"], out, "Associations (per model)")
+    if "empty_reason" in result["global"]:
+        out.print(f"no association: {result['global']['empty_reason']}")
     if per_language:
         out.print(f"per-language tables: {result['per_language']['tables']}")
         print_associations(result["per_language"]["associations"], out, "Associations per language")
+
+
+VOTES = ("valid", "all")
+
+
+def _block(stories: Any, result: Any, counts: dict[str, Any], config: Any) -> dict[str, Any]:
+    """Tables, timings, pooled associations (mean fraction/lift across models) and per-model rows."""
+    block: dict[str, Any] = {"tables": stories.table_counts(result), "timings_s": _round(result.timings),
+                             "associations": stories.association_records(result),
+                             "per_model": stories.per_model_records(result)}
+    if not block["associations"]:
+        block["empty_reason"] = stories.empty_reason(result, counts, config)
+    return block
 
 
 def _round(timings: dict[str, float]) -> dict[str, float]:

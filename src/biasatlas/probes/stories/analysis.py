@@ -34,8 +34,12 @@ def associations(
 ) -> AssociationResult:
     """The two-step association analysis, per model (and per language)."""
     dims = list(load_seeds("en").dimensions)
-    by = ("model", "language") if per_language else ("model",)
-    return mine_associations(profiles, dims, by=by, config=config)
+    by: tuple[str, ...] = ("model", "language") if per_language else ("model",)
+    separate: tuple[str, ...] = ()
+    if "template" in profiles.columns and profiles["template"].nunique() > 1:
+        # stories of other prompt templates (imported with --all-templates) are separate slices
+        by, separate = (*by, "template"), ("template",)
+    return mine_associations(profiles, dims, by=by, config=config, separate=separate)
 
 
 def distributions(profiles: pd.DataFrame) -> pd.DataFrame:
@@ -65,6 +69,67 @@ def association_records(result: AssociationResult, limit: int | None = None) -> 
     return json.loads(frame.to_json(orient="records"))
 
 
+PER_MODEL_COLUMNS = ["model", "language", "template", "base_attribute", "base_value", "compared_attribute",
+                     "compared_value", "count", "row_total", "fraction", "expected", "lift", "p", "q_by",
+                     "cramers_v", "effect"]
+
+
+def per_model_records(result: AssociationResult) -> list[dict[str, Any]]:
+    """Every association in every slice (model, and language when per language) with its own figures."""
+    frame = result.per_slice
+    if frame.empty:
+        return []
+    frame = frame[[c for c in PER_MODEL_COLUMNS if c in frame.columns]]
+    return json.loads(frame.to_json(orient="records"))
+
+
+def empty_reason(result: AssociationResult | None, counts: dict[str, Any], config: AssociationConfig) -> str:
+    """Why there is no association: the first step of the procedure that left nothing."""
+    st = counts.get("stories", {})
+    if not st.get("planned"):
+        return "no stories in the study"
+    if result is None or not result.n_stories:
+        left = [f"{st.get('answered', 0)} answered stories"]
+        for key, text in (("refusals", "refusals"), ("empty", "empty"),
+                          ("without_extraction", "not extracted yet"),
+                          ("all_extractions_rejected", "extracted stories had every extraction rejected")):
+            if st.get(key):
+                left.append(f"{st[key]} {text}")
+        return "no story with a usable profile: " + ", ".join(left)
+    t = result.tables
+    if t.empty:
+        return (f"no contingency table: every prompted value has fewer than {config.min_row_total} stories with a "
+                f"known compared value, or fewer than 2 values remain ({result.n_stories} profiles)")
+    if not t["significant"].any():
+        return (f"{len(t)} tables tested, none significant after Benjamini-Hochberg at alpha {config.alpha} "
+                f"({result.n_stories} profiles)")
+    if not t["kept"].any():
+        return f"{int(t['significant'].sum())} significant tables, none with a {'/'.join(config.effects)} effect"
+    if result.cells.empty:
+        return "no cell of a kept table significant after Benjamini-Yekutieli"
+    return f"no significant cell with lift >= {config.min_lift}"
+
+
+SELF_EXTRACTION_WARNING = (
+    "{models}: stories extracted only by their own generator (the default); a model reading its own "
+    "stories shares their associations: the paper uses three independent extractors (--extractor a,b,c)"
+)
+
+
+def warnings_of(counts: dict[str, Any]) -> list[str]:
+    """Warnings about the profiles: self-extraction and answers cut at the token limit."""
+    out = []
+    ex = counts.get("extraction", {})
+    if ex.get("self_extraction_only"):
+        out.append(SELF_EXTRACTION_WARNING.format(models=", ".join(ex["self_extraction_only"])))
+    st = counts.get("stories", {})
+    if st.get("cut_at_limit"):
+        out.append(f"{st['cut_at_limit']} of {st.get('answered', 0)} stories hit the token limit (raise --max-tokens)")
+    if ex.get("cut_at_limit"):
+        out.append(f"{ex['cut_at_limit']} extraction answers hit the token limit (raise --extract-max-tokens)")
+    return out
+
+
 def language_sets(result: AssociationResult) -> dict[str, set[tuple[str, ...]]]:
     """Per language, the associations (A, a, B, b) that hold there for at least one model."""
     cells = result.cells
@@ -90,6 +155,9 @@ def summarise(
     """
     profiles, counts = load_profiles(store)
     out: dict[str, Any] = {"counts": counts}
+    warnings = warnings_of(counts)
+    if warnings:
+        out["warnings"] = warnings
     if correction_error(correction):
         out["correction_note"] = f"--correction {correction} not applied: {CORRECTION_RULE}"
     answered = counts.get("stories", {}).get("answered", 0)
@@ -98,8 +166,11 @@ def summarise(
         lo, hi = wilson_interval(refusals, answered)
         out["refusal_rate"] = {"n": answered, "refusals": refusals, "rate": refusals / answered,
                                "ci95": [lo, hi], "method": "Wilson score interval"}
+    config = config or AssociationConfig()
     if profiles.empty:
         out["associations"] = []
+        out["per_model"] = []
+        out["empty_reason"] = empty_reason(None, counts, config)
         return out
     unknown = {
         dim: float((profiles.loc[profiles["base_attribute"] != dim, dim] == UNKNOWN).mean())
@@ -107,11 +178,13 @@ def summarise(
         if (profiles["base_attribute"] != dim).any()
     }
     out["unknown_rate_by_attribute"] = unknown
-    config = config or AssociationConfig()
     glob = associations(profiles, False, config)
     out["method"] = method_text(config)
     out["tables"] = table_counts(glob)
     out["associations"] = association_records(glob)
+    out["per_model"] = per_model_records(glob)
+    if not out["associations"]:
+        out["empty_reason"] = empty_reason(glob, counts, config)
     if profiles["language"].nunique() > 1:
         per = associations(profiles, True, config)
         out["per_language"] = {"tables": table_counts(per), "associations": association_records(per)}
@@ -146,6 +219,8 @@ def table_counts(result: AssociationResult) -> dict[str, Any]:
         "significant_bh": int(t["significant"].sum()),
         "kept_medium_or_large": int(t["kept"].sum()),
         "p_methods": t["p_method"].value_counts().to_dict(),
+        # tables the asymptotic screen decided: their p is a bound (the screen's threshold), not a value
+        "p_upper_bounds": int((t["p_bound"] == "upper").sum()) if "p_bound" in t.columns else 0,
         "significant_cells_by": len(result.cells),
         "associations_lift_ge_min": len(result.associations),
         "slices": result.slices,
@@ -163,6 +238,9 @@ def method_text(config: AssociationConfig) -> str:
         "chi-square screen and sequential Monte Carlo that stops once the BH decision is certain), "
         f"Benjamini-Hochberg across B for each A at alpha {config.alpha}; bias-corrected Cramér's V "
         f"(Bergsma), tables with effect {'/'.join(config.effects)} kept; one-sided Fisher test per cell, "
-        f"Benjamini-Yekutieli across the table's cells, lift >= {config.min_lift}."
+        f"Benjamini-Yekutieli across the table's cells, lift >= {config.min_lift}. A table the screen decides "
+        f"reports p < {config.screen_low:g} (p < {config.sparse_low:g} when sparse) as an upper bound: the asymptotic "
+        "p is far below what the reference Monte Carlo can give. Associations pooled over models give the summed "
+        "count and the mean fraction and lift across the models where they hold (as the paper's list)."
     )
 

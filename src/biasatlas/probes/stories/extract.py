@@ -221,19 +221,20 @@ def parse_extraction(text: str | None, dims: Mapping[str, Dimension], story: str
 # ---- votes --------------------------------------------------------------------------------
 
 
-def majority(votes: Sequence[str], n_extractors: int) -> str:
-    """The value at least ⌊n/2⌋+1 of the ``n_extractors`` extractors gave, else "unknown".
+def majority(votes: Sequence[str], n_voters: int) -> str:
+    """The value at least ⌊n/2⌋+1 of the ``n_voters`` gave, else "unknown".
 
-    An extractor whose answer was rejected or missing counts as not voting for any value, so
-    the quorum is always taken over every configured extractor.
+    ``n_voters`` is the rule's denominator (:data:`biasatlas.probes.stories.profiles.VOTE_RULES`):
+    the readable extractions of the story (the paper's), or every extractor asked, a rejected or
+    missing answer then voting for no value.
     """
     counts = Counter(v for v in votes if v != UNKNOWN)
     if not counts:
         return UNKNOWN
     value, count = counts.most_common(1)[0]
-    return value if count >= n_extractors // 2 + 1 else UNKNOWN
+    return value if count >= n_voters // 2 + 1 else UNKNOWN
 
 
-def vote_profiles(extractions: Sequence[Mapping[str, str]], dims: Sequence[str], n_extractors: int) -> dict[str, str]:
+def vote_profiles(extractions: Sequence[Mapping[str, str]], dims: Sequence[str], n_voters: int) -> dict[str, str]:
     """Majority value per dimension over the extractors' answers for one story."""
-    return {d: majority([e.get(d, UNKNOWN) for e in extractions], n_extractors) for d in dims}
+    return {d: majority([e.get(d, UNKNOWN) for e in extractions], n_voters) for d in dims}

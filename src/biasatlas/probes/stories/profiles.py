@@ -14,15 +14,30 @@ from biasatlas.probes.stories.read import story_rows
 from biasatlas.probes.stories.seeds import load_seeds
 from biasatlas.store import Store
 
+#: majority rules of the extractors' vote: the paper's counts only the extractions that could be read
+VOTE_RULES = {
+    "valid": "valid: a value needs n_valid // 2 + 1 of the story's readable extractions (the paper's rule)",
+    "all": "all: a value needs n // 2 + 1 of every extractor asked, rejected answers voting for nothing",
+}
+DEFAULT_VOTE = "valid"
 
-def load_profiles(store: Store) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """One voted profile per usable story, and the counts of everything left out or repaired."""
+
+def load_profiles(store: Store, vote: str = DEFAULT_VOTE) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """One voted profile per usable story, and the counts of everything left out or repaired.
+
+    A story is a profile only when at least one extractor's answer could be read: a story whose
+    extractions were all rejected is counted in ``stories.all_extractions_rejected``, never as an
+    all-"unknown" profile. ``vote`` is the majority rule (:data:`VOTE_RULES`; the paper's by default).
+    """
+    if vote not in VOTE_RULES:
+        raise ValueError(f"vote {vote!r}: valid: {', '.join(VOTE_RULES)}")
     english = load_seeds("en")
     dims = list(english.dimensions)
     stories = story_rows(store)
-    counts: dict[str, Any] = {"stories": {}, "extraction": {}}
+    counts: dict[str, Any] = {"stories": {}, "extraction": {}, "vote": VOTE_RULES[vote], "profiles": 0}
     if stories.empty:
-        return pd.DataFrame(columns=["model", "language", "story_id", "base_attribute", *dims]), counts
+        return pd.DataFrame(columns=["model", "language", "story_id", "base_attribute", "base_value",
+                                     "scenario_key", "template", *dims]), counts
     counts["stories"] = {
         "planned": len(stories),
         "answered": int((stories["status"] == "answered").sum()),
@@ -30,6 +45,7 @@ def load_profiles(store: Store) -> tuple[pd.DataFrame, dict[str, Any]]:
         "pending": int((stories["status"] == "pending").sum()),
         "refusals": int(stories["refusal"].sum()),
         "empty": int(stories["empty"].sum()),
+        "cut_at_limit": _cut(stories),
     }
     ex = store.frame(probe=EXTRACT_PROBE)
     story_text = dict(zip(stories["story_id"], stories["text"], strict=True))
@@ -41,11 +57,13 @@ def load_profiles(store: Store) -> tuple[pd.DataFrame, dict[str, Any]]:
     unsupported: Counter[str] = Counter()
     per_story: dict[tuple[str, str], list[dict[str, str]]] = {}
     n_extractors: dict[tuple[str, str], int] = {}
+    extractors_of: dict[str, set[str]] = {}
     if not ex.empty:
         for row in ex.itertuples(index=False):
             sid = f"{row.story_prompt_id}:{int(str(row.story_sample))}"
             key = (str(row.generator), sid)
             n_extractors[key] = n_extractors.get(key, 0) + 1
+            extractors_of.setdefault(str(row.generator), set()).add(str(row.model))
             if row.status != "answered":
                 status_counts[str(row.status)] += 1
                 continue
@@ -67,7 +85,9 @@ def load_profiles(store: Store) -> tuple[pd.DataFrame, dict[str, Any]]:
             if not imported:
                 for d in parsed.unsupported_evidence:
                     unsupported[d] += 1
-            per_story.setdefault(key, []).append(parsed.values)
+            per_story.setdefault(key, [])
+            if parsed.status != "rejected":
+                per_story[key].append(parsed.values)
     counts["extraction"] = {
         "answers": dict(status_counts),
         "rejection_reasons": dict(reasons),
@@ -76,16 +96,24 @@ def load_profiles(store: Store) -> tuple[pd.DataFrame, dict[str, Any]]:
         "missing_by_attribute": dict(missing),
         "evidence_not_in_story_by_attribute": dict(unsupported),
         "extractors": sorted(ex["model"].unique().tolist()) if not ex.empty else [],
+        "cut_at_limit": _cut(ex),
+        # generators whose stories only they themselves extracted (the default): a model reading
+        # its own stories shares their associations; the paper uses three independent extractors
+        "self_extraction_only": sorted(g for g, names in extractors_of.items() if names == {g}),
     }
     rows = []
     usable = stories[(stories["status"] == "answered") & ~stories["refusal"] & ~stories["empty"]]
-    no_extraction = 0
+    no_extraction = rejected = 0
     for row in usable.itertuples(index=False):
         key = (str(row.model), str(row.story_id))
         if key not in n_extractors:
             no_extraction += 1
             continue
-        voted = vote_profiles(per_story.get(key, []), dims, n_extractors[key])
+        readable = per_story.get(key, [])
+        if not readable:
+            rejected += 1
+            continue
+        voted = vote_profiles(readable, dims, len(readable) if vote == "valid" else n_extractors[key])
         voted[str(row.base_attribute)] = str(row.base_value)  # from the prompt, never re-extracted
         rows.append(
             {
@@ -95,15 +123,30 @@ def load_profiles(store: Store) -> tuple[pd.DataFrame, dict[str, Any]]:
                 "base_attribute": row.base_attribute,
                 "base_value": row.base_value,
                 "scenario_key": row.scenario_key,
+                "template": _template(row),
                 **voted,
             }
         )
     counts["stories"]["usable"] = len(usable)
     counts["stories"]["without_extraction"] = no_extraction
+    counts["stories"]["all_extractions_rejected"] = rejected
     profiles = pd.DataFrame(rows, columns=["model", "language", "story_id", "base_attribute", "base_value",
-                                           "scenario_key", *dims])
+                                           "scenario_key", "template", *dims])
     counts["profiles"] = len(profiles)
     return profiles, counts
+
+
+def _template(row: Any) -> str:
+    """The prompt template of a story: the published one for imported stories, else scenario_based."""
+    template = _cell_text(getattr(row, "template", None))
+    return template or "scenario_based"
+
+
+def _cut(frame: pd.DataFrame) -> int:
+    """Answers that ended at the token limit (finish_reason 'length')."""
+    if frame.empty or "finish_reason" not in frame.columns:
+        return 0
+    return int(((frame["status"] == "answered") & (frame["finish_reason"] == "length")).sum())
 
 
 def _cell_text(value: Any) -> str | None:

@@ -26,11 +26,17 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
     if "refusal_rate" in summary:
         r = summary["refusal_rate"]
         console.print(f"refusal rate {r['rate']:.1%} (95% CI {r['ci95'][0]:.1%}–{r['ci95'][1]:.1%}, n={r['n']})")
+    if counts.get("vote"):
+        console.print(f"vote: {counts['vote']}")
+    for warning in summary.get("warnings", []):
+        console.print(f"[yellow]warning[/]: {warning}")
     if "correction_note" in summary:
         console.print(f"[yellow]note[/]: {summary['correction_note']}")
     if "tables" in summary:
         console.print(f"tables: {summary['tables']}")
     print_associations(summary.get("associations", []), console, "Associations (per model, all languages)")
+    if summary.get("empty_reason"):
+        console.print(f"no association: {summary['empty_reason']}")
     if "per_language" in summary:
         print_associations(summary["per_language"]["associations"], console, "Associations per language")
 
@@ -41,7 +47,8 @@ def print_associations(records: list[dict[str, Any]], console: Console, title: s
         console.print(f"{title}: none")
         return
     table = Table(title=f"{title} ({len(records)}; top {min(limit, len(records))})")
-    for col in ("A = a", "B = b", "count", "fraction", "lift", "p", "q (BY)", "V", "models", "languages"):
+    for col in ("A = a", "B = b", "count", "fraction (mean)", "lift (mean)", "p", "q (BY)", "V", "models",
+                "languages"):
         table.add_column(col)
     for r in records[:limit]:
         table.add_row(

@@ -54,11 +54,14 @@ def mine_associations(
     by: Sequence[str] = ("model",),
     config: AssociationConfig | None = None,
     progress: Callable[[int, int], None] | None = None,
+    separate: Sequence[str] = (),
 ) -> AssociationResult:
     """Run both steps on every slice of ``profiles`` (one row per story).
 
     ``profiles`` needs the columns in ``by``, ``base_attribute`` (the prompted dimension) and one
     column per dimension in ``dims`` holding value keys ("unknown" or NaN when not extracted).
+    ``separate`` (columns of ``by``) are never pooled: an association is one row per their values
+    (e.g. the prompt template of imported stories).
     """
     config = config or AssociationConfig()
     timings: dict[str, float] = {}
@@ -98,7 +101,7 @@ def mine_associations(
     tables = pd.DataFrame([t for r in results for t in r.tables])
     cells = pd.DataFrame([c for r in results for c in r.cells])
     t1 = time.perf_counter()
-    associations = pool_associations(cells, by)
+    associations = pool_associations(cells, by, separate)
     timings["pool"] = time.perf_counter() - t1
     held = cells[cells["association"]].reset_index(drop=True) if not cells.empty else cells
     return AssociationResult(tables, cells, associations, timings, config, len(profiles), len(jobs), held)
@@ -107,7 +110,7 @@ def mine_associations(
 ASSOCIATION_KEY = ["base_attribute", "base_value", "compared_attribute", "compared_value"]
 
 
-def pool_associations(cells: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+def pool_associations(cells: pd.DataFrame, by: Sequence[str], separate: Sequence[str] = ()) -> pd.DataFrame:
     """One row per association A=a → B=b that holds (BY-significant, lift ≥ min) in some slice.
 
     As the paper's published list: ``count`` summed and ``fraction``/``lift`` averaged over the
@@ -115,15 +118,16 @@ def pool_associations(cells: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     the effect are those of its strongest occurrence (lowest q); the slices, models and languages
     where it holds are listed. ``per_slice`` of the result keeps every slice's own row.
     """
+    keys = [*separate, *ASSOCIATION_KEY]
     if cells.empty:
-        return pd.DataFrame(columns=[*ASSOCIATION_KEY, "slices", "models", "languages"])
+        return pd.DataFrame(columns=[*keys, "slices", "models", "languages"])
     held = cells[cells["association"]]
     if held.empty:
-        return pd.DataFrame(columns=[*ASSOCIATION_KEY, "slices", "models", "languages"])
+        return pd.DataFrame(columns=[*keys, "slices", "models", "languages"])
     rows = []
-    for key, group in held.groupby(ASSOCIATION_KEY, sort=True):
+    for key, group in held.groupby(keys, sort=True):
         best = group.sort_values(["q_by", "lift"], ascending=[True, False]).iloc[0]
-        row: dict[str, Any] = dict(zip(ASSOCIATION_KEY, key, strict=True))
+        row: dict[str, Any] = dict(zip(keys, key, strict=True))
         row.update(
             count=int(group["count"].sum()),
             fraction=float(group["fraction"].mean()),

@@ -119,8 +119,39 @@ def test_two_of_three_needed(tmp_path):
     for name, answer in (("a", None), ("b", "no idea"), ("c", "still no idea")):
         run_plan(ex_prompts, FakeBackend(_extractor(answer), name=name), store, GenerationSettings(max_tokens=200),
                  progress=False)
-    profiles, _ = load_profiles(store)
-    assert set(profiles["age"]) == {"unknown"}  # 1 vote of 3 is not a majority
+    # the paper's rule: a majority of the valid answers (n_valid // 2 + 1): 1 valid answer of 3 decides
+    profiles, counts = load_profiles(store)
+    assert set(profiles["age"]) == {"senior"}
+    assert counts["vote"].startswith("valid")
+    # a majority of all extractors: 1 vote of 3 is not a majority
+    strict, counts = load_profiles(store, vote="all")
+    assert set(strict["age"]) == {"unknown"} and counts["vote"].startswith("all")
+
+
+def test_stories_whose_extractions_were_all_rejected_are_not_profiles(tmp_path):
+    store = Store(tmp_path)
+    prompts = [p for p in build_prompts(EN) if p.meta["base_attribute"] == "income_level"][:3]
+    run_plan(prompts, FakeBackend(_story_script, name="gen"), store, GenerationSettings(max_tokens=50),
+             progress=False)
+    ex_prompts = extraction_prompts(story_rows(store))
+    for name in ("b", "c"):
+        run_plan(ex_prompts, FakeBackend(_extractor("no idea"), name=name), store,
+                 GenerationSettings(max_tokens=200), progress=False)
+    profiles, counts = load_profiles(store)
+    assert profiles.empty and counts["profiles"] == 0
+    assert counts["stories"]["all_extractions_rejected"] == 3
+    summary = summarise(store)
+    assert summary["associations"] == []
+    assert "3 extracted stories had every extraction rejected" in summary["empty_reason"]
+
+
+def test_empty_tables_say_why(tmp_path):
+    store = _run_study(tmp_path)  # 20 stories of one model, only 10 prompted values with a profile
+    summary = summarise(store)
+    assert summary["associations"] == []
+    assert "fewer than 10 stories" in summary["empty_reason"]
+    no_story = summarise(Store(tmp_path / "empty"))
+    assert no_story["empty_reason"] == "no stories in the study"
 
 
 def test_summary_and_report_run(tmp_path):
@@ -196,6 +227,9 @@ def test_associations_cli_json(tmp_path):
     data = json.loads(result.stdout)
     assert data["counts"]["profiles"] == 6
     assert "global" in data and "per_language" in data
+    # six stories cannot make a table: the output says why there is no association, and has per-model rows
+    assert data["global"]["associations"] == [] and data["global"]["per_model"] == []
+    assert "fewer than 10 stories" in data["global"]["empty_reason"]
     missing = runner.invoke(app, ["associations", "--study", str(tmp_path / "nowhere")])
     assert missing.exit_code == 2
 
