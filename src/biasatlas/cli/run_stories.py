@@ -48,8 +48,9 @@ def run_stories(
                      "(kept loaded for both steps). Other extractors take the generator's backend options."),
     ] = None,
     extract_max_tokens: Annotated[
-        int, typer.Option("--extract-max-tokens", min=1, help="Extractor answer limit in tokens.")
-    ] = 600,
+        int | None, typer.Option("--extract-max-tokens", min=1, help="Extractor answer limit in tokens "
+                                 "(default 3072).")
+    ] = None,
     no_extract: Annotated[bool, typer.Option("--no-extract", help="Generate stories only.")] = False,
     stories_per_prompt: Annotated[
         int | None, typer.Option("--stories-per-prompt", help="Deprecated: use --samples.", hidden=True)
@@ -59,7 +60,7 @@ def run_stories(
 ) -> None:
     """Generate stories about a protagonist with one given attribute, then extract their profiles.
 
-    Defaults: --samples 1 story per prompt, --max-tokens 400, --temperature 1.0, --mode generate
+    Defaults: --samples 1 story per prompt, --max-tokens 2048, --temperature 1.0, --mode generate
     (the only mode). --limit N draws N prompts spread over language × prompted attribute ×
     scenario group. The extraction step asks each extractor (greedy, --extract-max-tokens) about
     every usable story of this run; refusals and empty stories are not extracted.
@@ -72,17 +73,30 @@ def run_stories(
                  "use --samples only (--stories-per-prompt is deprecated)")
         console.print("[yellow]note[/]: --stories-per-prompt is deprecated; use --samples")
         opts.samples = stories_per_prompt
-    extractors = split_values(extractor) or [opts.backend.model]
-    steps = run_probe_command("stories", opts, extractors=extractors, extract=not no_extract,
-                              extract_max_tokens=extract_max_tokens)
+    extractors = split_values(extractor) or [opts.backend.model]  # default: the generator extracts its own
+    specific: dict[str, Any] = {"extractors": extractors, "extract": not no_extract}
+    if extract_max_tokens is not None:
+        specific["extract_max_tokens"] = extract_max_tokens
+    steps = run_probe_command("stories", opts, **specific)
     counts = steps[0].info.get("stories") if steps else None
     if counts is not None:
         console.print(
             f"stories: {counts['answered']} answered, {counts['refusals']} refusals, {counts['empty']} empty "
             "(refusals and empty stories are not extracted)"
         )
+        if counts.get("cut_at_limit"):
+            console.print(f"[yellow]warning[/]: {counts['cut_at_limit']} of {counts['answered']} stories hit the "
+                          "token limit (raise --max-tokens)")
+        cut = sum(step.info.get("cut_at_limit", 0) for step in steps[1:])
+        if cut:
+            console.print(f"[yellow]warning[/]: {cut} extraction answers hit the token limit "
+                          "(raise --extract-max-tokens)")
         if not counts.get("to_extract"):
             console.print("[yellow]no story to extract[/]")
+        from biasatlas.probes.stories.probe import extraction_warnings
+
+        for warning in extraction_warnings(extractors, opts.backend.model):
+            console.print(f"[yellow]warning[/]: {warning}")
 
 
 # ---- stories judge: the backend options of every run, one backend per --judge --------------

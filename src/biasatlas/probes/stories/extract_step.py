@@ -50,13 +50,17 @@ def extraction_prompts(stories: pd.DataFrame, template: str | None = None) -> li
 
 
 def story_counts(stories: pd.DataFrame) -> dict[str, int]:
-    """Answered, refusal and empty stories of a frame from :func:`story_rows`."""
+    """Answered, refusal, empty and cut stories of a frame from :func:`story_rows`."""
     if stories.empty:
-        return {"answered": 0, "refusals": 0, "empty": 0}
+        return {"answered": 0, "refusals": 0, "empty": 0, "cut_at_limit": 0}
+    answered = stories["status"] == "answered"
+    cut = answered & (stories["finish_reason"] == "length") if "finish_reason" in stories.columns else answered & False
     return {
-        "answered": int((stories["status"] == "answered").sum()),
+        "answered": int(answered.sum()),
         "refusals": int(stories["refusal"].sum()),
         "empty": int(stories["empty"].sum()),
+        # stories that ended at the token limit: cut mid-story, yet extracted like the others
+        "cut_at_limit": int(cut.sum()),
     }
 
 
@@ -102,6 +106,8 @@ def run_extraction(
             finally:
                 if not same:
                     backend.close()
+            answers = store.frame(probe=EXTRACT_PROBE, run_ids=[totals.run_id])
+            totals.info["cut_at_limit"] = story_counts(answers.assign(refusal=False, empty=False))["cut_at_limit"]
             done.append(totals)
             if on_totals is not None:
                 on_totals(totals)

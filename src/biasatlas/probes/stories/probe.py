@@ -37,9 +37,16 @@ if TYPE_CHECKING:
     from biasatlas.runner import RunTotals
     from biasatlas.store import Store
 
-STORY_MAX_TOKENS = 400
+# 200 words of Hindi, Arabic or Ukrainian take about 5.5 tokens a word with an English-centred
+# tokenizer (docs/methods/stories.md): 400 story tokens and 600 extraction tokens (the former
+# defaults) cut them. The original pipeline allows 4,096; these leave room and bound the cost.
+STORY_MAX_TOKENS = 2048
 STORY_TEMPERATURE = 1.0
-EXTRACT_MAX_TOKENS = 600
+EXTRACT_MAX_TOKENS = 3072
+SELF_EXTRACTION_WARNING = (
+    "the generator extracts its own stories (no --extractor): a model reading its own stories shares their "
+    "associations; the paper votes over three independent extractors (--extractor a,b,c)"
+)
 
 
 class StoriesConfig(ProbeConfig):
@@ -95,6 +102,10 @@ class StoriesProbe(Probe):
         own = _own(config)
         plan["extractors"] = (own.extractors or ["the generator"]) if own.extract else []
         plan["extraction_requests_at_most"] = plan["requests"] * len(plan["extractors"])
+        if own.extract:
+            warnings = extraction_warnings(own.extractors)
+            if warnings:
+                plan["warnings"] = warnings
         return plan
 
     def run(
@@ -164,6 +175,15 @@ class StoriesProbe(Probe):
         from biasatlas.probes.stories.report import report_sections
 
         return report_sections(store)
+
+
+def extraction_warnings(extractors: Sequence[str] | None, generator: str | None = None) -> list[str]:
+    """Warnings about the extractor ensemble: self-extraction, or fewer than the paper's three."""
+    if not extractors or (generator is not None and list(extractors) == [generator]):
+        return [SELF_EXTRACTION_WARNING]
+    if len(set(extractors)) < 3:
+        return [f"{len(set(extractors))} extractor(s): the paper votes over three independent extractors"]
+    return []
 
 
 def _own(config: ProbeConfig) -> StoriesConfig:

@@ -42,13 +42,15 @@ def test_config_errors_are_one_line(values: dict[str, Any], needle: str) -> None
     assert needle in message and "\n" not in message
 
 
-def test_defaults_keep_the_published_settings() -> None:
+def test_defaults_leave_room_for_200_words_in_every_language() -> None:
     config = PROBE.config()
     assert isinstance(config, StoriesConfig)
     settings = PROBE.settings(config)
-    assert (settings.mode, settings.max_tokens, settings.temperature, settings.seed) == ("generate", 400, 1.0, 0)
+    # 200 words of Hindi, Arabic or Ukrainian take about 5.5 tokens a word with an English-centred
+    # tokenizer (docs/methods/stories.md): 400 stories / 600 extraction tokens cut them
+    assert (settings.mode, settings.max_tokens, settings.temperature, settings.seed) == ("generate", 2048, 1.0, 0)
     assert PROBE.samples(config) == 1
-    assert config.extract and config.extract_max_tokens == 600 and config.extractors is None
+    assert config.extract and config.extract_max_tokens == 3072 and config.extractors is None
     custom = PROBE.settings(PROBE.config(max_tokens=50, temperature=0.0, seed=3))
     assert (custom.max_tokens, custom.temperature, custom.seed) == (50, 0.0, 3)
 
@@ -177,3 +179,87 @@ def test_interleaved_order_has_every_pair_once(pairs: int, scenarios: int) -> No
 
     order = _interleaved(pairs, scenarios)
     assert sorted(order) == [(i, j) for i in range(pairs) for j in range(scenarios)]
+
+
+class _Cut(FakeBackend):
+    """A fake whose answers to the prompts ``cut`` selects end with finish_reason 'length'."""
+
+    def __init__(self, script: Any, cut: Any, name: str) -> None:
+        super().__init__(script, name=name)
+        self.cut = cut
+
+    def generate(self, requests: Any) -> Any:
+        by_key = {r.cache_key(self.id): r for r in requests}
+        for response in super().generate(requests):
+            if self.cut(by_key[response.key]):
+                response = response.model_copy(update={"finish_reason": "length"})
+            yield response
+
+
+def test_answers_cut_at_the_token_limit_are_counted(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def cut(request: Request) -> bool:
+        if request.prompt.probe == "stories-extract":
+            return request.prompt.meta["base_attribute"] == "age"
+        return request.prompt.meta["base_attribute"] in {"income_level", "age"}
+
+    monkeypatch.setattr("biasatlas.backends.registry.make_backend",
+                        lambda spec, **_: _Cut(_script, cut, spec.split(":", 1)[1]))
+    config = PROBE.config(limit=60)
+    steps = PROBE.run(config, BackendOptions(model="fake:gen"), tmp_path)
+    prompts = PROBE.plan(config)
+    story_cut = sum(p.meta["base_attribute"] in {"income_level", "age"} for p in prompts)
+    extract_cut = sum(p.meta["base_attribute"] == "age" for p in prompts)
+    assert story_cut and extract_cut
+    assert steps[0].info["stories"]["cut_at_limit"] == story_cut
+    with Store(tmp_path) as store:
+        summary = PROBE.summarise(store)
+    assert summary["counts"]["stories"]["cut_at_limit"] == story_cut
+    assert summary["counts"]["extraction"]["cut_at_limit"] == extract_cut
+
+
+def test_cli_reports_cut_answers_and_warns_about_self_extraction(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from biasatlas.cli.main import app
+
+    monkeypatch.setattr("biasatlas.backends.registry.make_backend",
+                        lambda spec, **_: _Cut(_script, lambda r: r.prompt.probe == "stories", spec.split(":", 1)[1]))
+    result = CliRunner().invoke(app, ["run", "stories", "--study", str(tmp_path / "s"), "--model", "fake:gen",
+                                      "--limit", "5", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "5 of 5 stories hit the token limit" in result.output
+    assert "three independent extractors" in result.output
+
+
+def test_self_extraction_is_flagged_in_plan_and_summary(tmp_path, opened: list[FakeBackend]) -> None:
+    own = PROBE.config(limit=20)
+    assert "three independent extractors" in " ".join(PROBE.plan_summary(PROBE.plan(own), own)["warnings"])
+    three = PROBE.config(limit=20, extractors=["fake:a", "fake:b", "fake:c"])
+    assert "warnings" not in PROBE.plan_summary(PROBE.plan(three), three)
+    PROBE.run(own, BackendOptions(model="fake:gen"), tmp_path)
+    with Store(tmp_path) as store:
+        summary = PROBE.summarise(store)
+    assert summary["counts"]["extraction"]["self_extraction_only"] == ["fake:gen"]
+    assert any("three independent extractors" in w for w in summary["warnings"])
+
+
+def test_extraction_phase_has_the_progress_bar(tmp_path, opened: list[FakeBackend], monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    import biasatlas.runner as runner
+    from biasatlas.cli.main import app
+
+    seen: list[tuple[str, bool]] = []
+    real = runner.run_plan
+
+    def spy(prompts: Any, *args: Any, progress: bool = True, **kwargs: Any) -> Any:
+        seen.append((prompts[0].probe, progress))
+        return real(prompts, *args, progress=progress, **kwargs)
+
+    monkeypatch.setattr(runner, "run_plan", spy)
+    for flag, expected in (("--progress", True), ("--no-progress", False)):
+        seen.clear()
+        result = CliRunner().invoke(app, ["run", "stories", "--study", str(tmp_path / flag), "--model", "fake:gen",
+                                          "--limit", "3", flag])
+        assert result.exit_code == 0, result.output
+        assert seen == [("stories", expected), ("stories-extract", expected)]
