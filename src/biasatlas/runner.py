@@ -71,10 +71,18 @@ class _Writer:
     """Commits the answers the runner hands over, in a thread of its own, grouped into transactions."""
 
     def __init__(
-        self, store: Store, run_id: int, every: int, within: float, on_commit: Callable[[int, int], None] | None
+        self,
+        store: Store,
+        run_id: int,
+        plan: tuple[str, Sequence[Request], list[str]],
+        every: int,
+        within: float,
+        on_commit: Callable[[int, int], None] | None,
     ) -> None:
         self.store, self.run_id, self.every, self.within, self.on_commit = store, run_id, every, within, on_commit
+        self.plan: tuple[str, Sequence[Request], list[str]] | None = plan
         self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.backlog = 4 * every
         self.answered: set[str] = set()
         self.failed: set[str] = set()
         self.counts = (0, 0)  # (answered, failed) committed so far: read by the runner's thread
@@ -85,6 +93,10 @@ class _Writer:
     def put(self, response: Response, request: Request) -> None:
         if self.error is not None:
             raise self.error
+        # Backpressure: a store slower than the server holds the runner back (bounded memory, and
+        # at most a few batches received but not yet acknowledged).
+        while self.queue.qsize() >= self.backlog and self.thread.is_alive():
+            time.sleep(0.001)
         self.queue.put((response, request))
 
     def close(self) -> None:
@@ -100,23 +112,33 @@ class _Writer:
             raise KeyboardInterrupt
 
     def _run(self) -> None:
-        done = False
-        while not done:
+        # Woken by the first answer, the writer sleeps ``within`` seconds (the GIL is free: no
+        # wake-up per answer), then takes what has arrived meanwhile, up to ``every``, in one commit.
+        rested = False
+        try:  # the plan first: no answer is committed before the plan that asked it
+            assert self.plan is not None
+            self.store.record_plan(self.run_id, *self.plan)
+        except BaseException as exc:
+            self.error = exc
+            return
+        self.plan = None
+        while True:
             first = self.queue.get()
             if first is _STOP:
                 return
-            batch = [first]
-            deadline = time.monotonic() + self.within
+            if not rested and self.within > 0:
+                time.sleep(self.within)
+            batch, stop = [first], False
             while len(batch) < self.every:
-                left = deadline - time.monotonic()
                 try:
-                    item = self.queue.get(timeout=left) if left > 0 else self.queue.get_nowait()
+                    item = self.queue.get_nowait()
                 except queue.Empty:
                     break
                 if item is _STOP:
-                    done = True
+                    stop = True
                     break
                 batch.append(item)
+            rested = len(batch) >= self.every  # a full batch: more are waiting, commit them at once
             try:
                 self.store.save_many(batch, self.run_id)
             except BaseException as exc:  # raised in the runner's thread at its next answer
@@ -127,6 +149,8 @@ class _Writer:
             self.counts = (len(self.answered), len(self.failed - self.answered))
             if self.on_commit is not None:
                 self.on_commit(*self.counts)
+            if stop:
+                return
 
 
 def build_requests(
@@ -153,8 +177,9 @@ def run_plan(
 ) -> RunTotals:
     """Ask ``backend`` every prompt × sample not already answered in ``store``.
 
-    The plan is recorded first, so an interrupted run leaves a complete record of what was
-    intended; answers are committed as they arrive (see the module's docstring), and
+    The plan is recorded first (the writer's first transaction, committed while the first
+    requests are out), so an interrupted run leaves a complete record of what was intended;
+    answers are committed as they arrive (see the module's docstring), and
     ``on_commit(answered, failed)`` is called (from the writer thread) after each commit. A
     KeyboardInterrupt marks the run ``interrupted`` (keeping every answer) and propagates; a
     backend that raises :class:`BackendStopped` ends the run ``stopped`` with
@@ -173,9 +198,9 @@ def run_plan(
     run_id = store.start_run(probe, backend.id, run_config, __version__)
     totals = RunTotals(run_id=run_id)
     requests = build_requests(prompts, settings, samples)
-    keys = store.record_plan(run_id, backend.id, requests)
+    keys = [r.cache_key(backend.id) for r in requests]
     totals.planned = len(requests)
-    cached = store.cached_keys(keys)
+    cached = store.cached_keys(keys)  # read before the writer thread uses the connection
     # Distinct missing keys only: the same question in two design cells is asked once.
     todo: dict[str, Request] = {}
     for request, key in zip(requests, keys, strict=True):
@@ -196,11 +221,18 @@ def run_plan(
         task = bar.add_task(
             f"{probe} · {backend.id}", total=len(todo), cached=totals.cached, new=0, failed=0
         )
-        writer = _Writer(store, run_id, max(1, commit_every), commit_within_s, on_commit)
+        # The plan is committed by the writer, as its first transaction, while the first requests go out.
+        writer = _Writer(
+            store, run_id, (backend.id, requests, keys), max(1, commit_every), commit_within_s, on_commit
+        )
 
-        def show() -> None:  # acknowledged (committed) answers only
-            new, failed = writer.counts
-            bar.update(task, completed=new + failed, new=new, failed=failed)
+        shown = (-1, -1)
+
+        def show() -> None:  # acknowledged (committed) answers only; they change once per commit
+            nonlocal shown
+            if writer.counts != shown:
+                shown = new, failed = writer.counts
+                bar.update(task, completed=new + failed, new=new, failed=failed)
 
         try:
             for response in run_requests(backend, pending):

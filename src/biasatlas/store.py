@@ -88,8 +88,7 @@ MIGRATIONS: list[str] = [
 #: The most characters of one answer's text the store keeps (256 Ki characters, at most 1 MiB of
 #: UTF-8): longer text is cut there and ``info["truncated_from"]`` holds its original length.
 MAX_ANSWER_CHARS = 256 * 1024
-#: The most characters of one stored error message.
-MAX_ERROR_CHARS = 2000
+MAX_ERROR_CHARS = 2000  #: the most characters of one stored error message
 
 
 class StoreError(RuntimeError):
@@ -134,13 +133,9 @@ class Store:
         self._migrate()
 
     def _open_readonly(self) -> sqlite3.Connection:
-        """A read-only connection that writes nothing in the study.
-
-        A WAL database needs a shared-memory file beside it: in a writable directory ``mode=ro``
-        (SQLite makes the -wal/-shm files any reader makes, the database itself is untouched); in a
-        read-only one ``immutable=1`` when no write-ahead log holds data, ``mode=ro`` when both the
-        log and its -shm are there, else a private copy of the database and its log.
-        """
+        """A read-only connection. A WAL reader needs a -shm file: in a writable directory ``mode=ro``
+        (SQLite adds -wal/-shm, the database is untouched); in a read-only one ``immutable=1`` when no
+        log holds data, ``mode=ro`` when the log and its -shm are there, else a private copy of both."""
         if not self.path.is_file():
             raise StoreError(f"no study database at {self.path}")
         wal, shm = (self.path.with_name(DB_NAME + suffix) for suffix in ("-wal", "-shm"))
@@ -153,9 +148,8 @@ class Store:
                 source = Path(self._snapshot.name) / DB_NAME
                 shutil.copyfile(self.path, source)
                 shutil.copyfile(wal, source.with_name(DB_NAME + "-wal"))
-        conn = sqlite3.connect(
-            f"{source.resolve().as_uri()}?{flag}", uri=True, isolation_level=None, check_same_thread=False
-        )
+        uri = f"{source.resolve().as_uri()}?{flag}"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
         try:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
@@ -166,9 +160,9 @@ class Store:
         return conn
 
     def _drop_snapshot(self) -> None:
-        if self._snapshot is not None:
-            self._snapshot.cleanup()
-            self._snapshot = None
+        snapshot, self._snapshot = self._snapshot, None
+        if snapshot is not None:
+            snapshot.cleanup()
 
     def _writing(self) -> None:
         if self.readonly:
@@ -212,9 +206,7 @@ class Store:
             try:
                 for statement in filter(str.strip, script.split(";")):
                     self.conn.execute(statement)
-                self.conn.execute(
-                    "INSERT INTO schema_migrations VALUES (?, ?)", (version, _now())
-                )
+                self.conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (version, _now()))
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
@@ -247,23 +239,19 @@ class Store:
 
     def finish_run(self, run_id: int, status: str, totals: dict[str, Any]) -> None:
         self._writing()
-        self.conn.execute(
-            "UPDATE runs SET finished_at = ?, status = ?, totals_json = ? WHERE run_id = ?",
-            (_now(), status, canonical_json(scrub_value(totals)), run_id),
-        )
+        sql = "UPDATE runs SET finished_at = ?, status = ?, totals_json = ? WHERE run_id = ?"
+        self.conn.execute(sql, (_now(), status, canonical_json(scrub_value(totals)), run_id))
 
     def update_run_config(self, run_id: int, config: dict[str, Any]) -> None:
         self._writing()
-        self.conn.execute(
-            "UPDATE runs SET config_json = ? WHERE run_id = ?", (canonical_json(scrub_value(config)), run_id)
-        )
+        sql = "UPDATE runs SET config_json = ? WHERE run_id = ?"
+        self.conn.execute(sql, (canonical_json(scrub_value(config)), run_id))
 
     def runs(self, probe: str | None = None) -> pd.DataFrame:
         import pandas as pd
 
         query = "SELECT * FROM runs" + (" WHERE probe = ?" if probe else "") + " ORDER BY run_id"
-        frame = pd.read_sql_query(query, self.conn, params=(probe,) if probe else ())
-        return frame
+        return pd.read_sql_query(query, self.conn, params=(probe,) if probe else ())
 
     def last_run(self, probe: str | None = None) -> dict[str, Any] | None:
         frame = self.runs(probe)
@@ -274,10 +262,13 @@ class Store:
         row["totals"] = json.loads(row.pop("totals_json") or "{}")
         return row
 
-    def record_plan(self, run_id: int, backend_id: str, requests: Sequence[Request]) -> list[str]:
-        """Store the prompts and the run's items in one transaction; return the request keys."""
+    def record_plan(
+        self, run_id: int, backend_id: str, requests: Sequence[Request], keys: Sequence[str] | None = None
+    ) -> list[str]:
+        """Store the prompts and the run's items in one transaction; return the request keys
+        (``keys``, when the caller has them already)."""
         self._writing()
-        keys = [r.cache_key(backend_id) for r in requests]
+        keys = [r.cache_key(backend_id) for r in requests] if keys is None else list(keys)
         prompts = {r.prompt.id: r.prompt for r in requests}
         self.conn.execute("BEGIN IMMEDIATE")
         try:
@@ -285,12 +276,10 @@ class Store:
                 "INSERT OR IGNORE INTO prompts VALUES (?, ?, ?, ?, ?, ?)",
                 ((pid, p.probe, p.language, *p.json_parts()) for pid, p in prompts.items()),
             )
+            items = zip(requests, keys, strict=True)
             self.conn.executemany(
                 "INSERT OR IGNORE INTO run_items VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    (run_id, r.prompt.id, k, backend_id, r.settings.mode, r.sample_index)
-                    for r, k in zip(requests, keys, strict=True)
-                ),
+                ((run_id, r.prompt.id, k, backend_id, r.settings.mode, r.sample_index) for r, k in items),
             )
             self.conn.execute("COMMIT")
         except BaseException:
@@ -305,11 +294,8 @@ class Store:
         found: set[str] = set()
         for start in range(0, len(wanted), 900):  # stay under SQLite's bound-parameter limit
             chunk = wanted[start : start + 900]
-            marks = ",".join("?" * len(chunk))
-            found.update(
-                row[0]
-                for row in self.conn.execute(f"SELECT key FROM responses WHERE key IN ({marks})", chunk)
-            )
+            sql = f"SELECT key FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+            found.update(row[0] for row in self.conn.execute(sql, chunk))
         return found
 
     def save(self, response: Response, request: Request, run_id: int | None = None) -> None:
@@ -331,9 +317,8 @@ class Store:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             if errors:
-                self.conn.executemany(
-                    "INSERT INTO errors (key, backend_id, run_id, error, created_at) VALUES (?, ?, ?, ?, ?)", errors
-                )
+                sql = "INSERT INTO errors (key, backend_id, run_id, error, created_at) VALUES (?, ?, ?, ?, ?)"
+                self.conn.executemany(sql, errors)
             if answers:
                 self.conn.executemany(f"INSERT OR IGNORE INTO responses VALUES ({', '.join('?' * 11)})", answers)
             self.conn.execute("COMMIT")
@@ -348,20 +333,10 @@ class Store:
         if text is not None and len(text) > MAX_ANSWER_CHARS:
             info = {**info, "truncated_from": len(text)}
             text = text[:MAX_ANSWER_CHARS]
-        probs = response.option_probs
-        return (
-            response.key,
-            response.backend_id,
-            request.request_json(),
-            text,
-            None if probs is None else canonical_json(probs),
-            response.prompt_tokens,
-            response.completion_tokens,
-            response.latency_s,
-            response.finish_reason,
-            canonical_json(scrub_value(info)) if info else "{}",
-            now,
-        )
+        probs = None if response.option_probs is None else canonical_json(response.option_probs)
+        info_json = canonical_json(scrub_value(info)) if info else "{}"
+        return (response.key, response.backend_id, request.request_json(), text, probs, response.prompt_tokens,
+                response.completion_tokens, response.latency_s, response.finish_reason, info_json, now)
 
     def response_count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])

@@ -68,6 +68,8 @@ _PROMPTS = [
     Prompt(probe="stories", language="fr", messages=(Message(role="system", content="Sois bref."),
                                                      Message(role="user", content="Écris une histoire.")),
            meta={"z": 1, "a": "é"}),
+    Prompt(probe="contact", language="en", messages=(Message(role="user", content="ctl \x00\x1f\u2028 😀?"),),
+           options=("Oui", "Nön \"x\"", "\t😀"), meta={}),
 ]
 _SETTINGS = [GenerationSettings(), GenerationSettings(mode="choice"),
              GenerationSettings(temperature=0.7, top_p=0.9, seed=5, max_tokens=300)]
@@ -127,3 +129,14 @@ def test_scrub_keeps_ordinary_text_and_valid_json() -> None:
     # scrubbing serialised JSON keeps it JSON
     text = json.dumps({"error": f'echo "Authorization: Bearer {CANARY}0000" \\" end'})
     assert json.loads(scrub_text(text))
+
+
+def test_a_copy_with_other_fields_has_its_own_id_and_keys() -> None:
+    prompt = _prompt(axis="x")
+    request = Request(prompt=prompt)
+    prompt.id, request.cache_key("b")  # memoised on the originals
+    other = prompt.model_copy(update={"language": "de"})
+    assert other.id == Prompt(**other.model_dump(exclude={"id"})).id != prompt.id
+    later = request.model_copy(update={"sample_index": 3})
+    assert later.cache_key("b") == Request(prompt=prompt, sample_index=3).cache_key("b") != request.cache_key("b")
+    assert request.cache_key("b") == Request(prompt=prompt).cache_key("b")  # the original's memo is untouched

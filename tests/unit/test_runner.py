@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import sqlite3
 from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 from biasatlas import __version__
+from biasatlas.backends.base import BackendStopped
 from biasatlas.backends.fake import FakeBackend
 from biasatlas.records import GenerationSettings, Message, Prompt
 from biasatlas.runner import library_versions, run_plan
-from biasatlas.store import Store
+from biasatlas.store import DB_NAME, Store
 
 
 def _prompts(n: int) -> list[Prompt]:
@@ -114,3 +116,85 @@ def test_a_library_that_is_not_installed_is_recorded_as_none(monkeypatch: pytest
     versions = library_versions()
     assert versions["torch"] is None
     assert versions["transformers"] == real("transformers")
+
+
+# ---- a backend that stops the run (a circuit breaker opened) ------------------------------------
+class _Stopping(FakeBackend):
+    """Answers ``after`` requests, then stops the run as a tripped circuit breaker does."""
+
+    def __init__(self, after: int) -> None:
+        super().__init__()
+        self.after = after
+
+    def _respond(self, requests, choice):
+        for i, response in enumerate(super()._respond(requests, choice)):
+            if i == self.after:
+                raise BackendStopped("401 unauthorized on 3 requests in a row: check the API key")
+            yield response
+
+
+def test_a_stopped_backend_ends_the_run_stopped_keeping_what_it_answered(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    totals = run_plan(_prompts(20), _Stopping(after=7), store, GenerationSettings(), progress=False)
+    assert totals.status == "stopped"
+    assert totals.info["stop_reason"] == "401 unauthorized on 3 requests in a row: check the API key"
+    assert (totals.planned, totals.new, totals.failed, totals.pending) == (20, 7, 0, 13)
+    assert store.response_count() == 7
+    run = store.last_run()
+    assert run is not None and run["status"] == "stopped"
+    assert run["totals"]["info"]["stop_reason"].startswith("401 unauthorized")
+    backend = FakeBackend()
+    again = run_plan(_prompts(20), backend, store, GenerationSettings(), progress=False)
+    assert (again.status, again.cached, again.new) == ("complete", 7, 13) and len(backend.calls) == 13
+
+
+# ---- batched commits: acknowledged means committed, and the plan comes first ---------------------
+def test_every_answer_reported_as_stored_is_in_the_database_at_that_moment(tmp_path: Path) -> None:
+    reported: list[tuple[int, int, int]] = []
+    db = tmp_path / DB_NAME
+
+    def on_commit(answered: int, failed: int) -> None:  # seen from another connection, as after a SIGKILL
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            stored = conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        reported.append((answered, failed, stored))
+
+    prompts = _prompts(200)
+    store = Store(tmp_path)
+    totals = run_plan(prompts, FakeBackend(fail_keys={_key(prompts[5])}), store, GenerationSettings(),
+                      progress=False, on_commit=on_commit, commit_every=16, commit_within_s=0.001)
+    assert len(reported) >= 200 // 16
+    assert all(answered <= stored for answered, _, stored in reported)
+    assert [r[0] for r in reported] == sorted(r[0] for r in reported)
+    assert reported[-1][:2] == (totals.new, totals.failed) == (199, 1)
+
+
+def test_the_plan_is_committed_before_any_answer(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    run_plan(_prompts(50), FakeBackend(), store, GenerationSettings(), progress=False)
+    store.conn.set_trace_callback(None)
+    first_answer = next(i for i, s in enumerate(statements) if s.startswith("INSERT OR IGNORE INTO responses"))
+    plan = max(i for i, s in enumerate(statements) if s.startswith("INSERT OR IGNORE INTO run_items"))
+    assert plan < next(i for i in range(plan, len(statements)) if statements[i] == "COMMIT") < first_answer
+
+
+def test_a_store_that_fails_mid_run_stops_the_run_with_its_error(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    real = store.save_many
+    calls = 0
+
+    def failing(items, run_id=None):
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise sqlite3.OperationalError("database or disk is full")
+        real(items, run_id)
+
+    store.save_many = failing
+    with pytest.raises(sqlite3.OperationalError, match="disk is full"):
+        run_plan(_prompts(100), FakeBackend(), store, GenerationSettings(), progress=False,
+                 commit_every=10, commit_within_s=0.0)
+    run = store.last_run()
+    assert run is not None and run["status"] == "interrupted"
+    assert store.response_count() == run["totals"]["new"] >= 1  # the first batch, acknowledged

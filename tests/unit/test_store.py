@@ -180,7 +180,7 @@ def test_credentials_are_scrubbed_from_errors_info_and_run_records(tmp_path: Pat
     keys = [Request(prompt=p).cache_key("fake:fake") for p in prompts]
 
     class Leaky(FakeBackend):
-        def _respond(self, requests, choice):  # type: ignore[no-untyped-def,override]
+        def _respond(self, requests, choice):
             for request in requests:
                 key = request.cache_key(self.id)
                 if key == keys[0]:
