@@ -1,8 +1,8 @@
 """The leakage probe end to end on the embedded model (SmolLM2-135M-Instruct), through the CLI.
 
 Small on purpose (CI has two CPU cores): a dozen choice prompts in English over shared groups (whose human
-cells are complete, so the leakage model can be fitted), one comparison in both orders × two samples generated
-in Russian.
+cells are complete; too few cells for the default minimums, so the fit is refused, then made with lowered
+ones), one comparison in both orders × two samples generated in Russian.
 """
 
 from __future__ import annotations
@@ -46,14 +46,26 @@ def test_leakage_on_the_embedded_model(tmp_path: Path) -> None:
     assert ru["answered"] == 4
     assert sum(ru[f"match_{k}"] for k in ("exact", "contains", "fuzzy", "unmatched")) == 4
     fits = {f["target"]: f for f in data["fits"] if "choice" in f["variant"]}
+    # 12 comparisons give at most 24 cells: below the default minimum (20 per fixed effect), so no fit is made
+    # and the summary says why, and that a monolingual control is needed anyway.
+    assert fits["en"]["error"] and "too little data" in fits["en"]["error"]
+    assert any(d["target"] == "en" and "too little data" in d["reason"] for d in data["dropped_fits"])
+    assert any("--mono" in note for note in data["notes"])
+    # Lowered minimums fit the same cells (the mixed model on real answers).
+    lowered = runner.invoke(app, ["leakage", "fit", "--study", str(study), "--json", "--min-cells", "12",
+                                  "--min-cells-per-trait", "1"])
+    assert lowered.exit_code == 0, lowered.output
+    fits = {f["target"]: f for f in json.loads(lowered.stdout)["fits"] if "choice" in f["variant"]}
     en_fit = fits["en"]
-    # 12 comparisons over shared groups give enough complete cells for the mixed model.
     assert en_fit["error"] is None, en_fit["error"]
-    assert en_fit["n_obs"] == en["cells"]
+    assert en_fit["n_obs"] == en["cells"] and en_fit["min_cells"] == 12
     terms = {c["term"] for c in en_fit["coefficients"]}
     assert terms == {"Intercept", "human_en", "human_ru", "human_zh", "human_hi"}
-    for c in en_fit["coefficients"]:
-        assert c["ci_low"] <= c["estimate"] <= c["ci_high"] and 0 <= c["p"] <= 1
+    if en_fit["usable"]:
+        for c in en_fit["coefficients"]:
+            assert c["ci_low"] <= c["estimate"] <= c["ci_high"] and 0 <= c["p"] <= 1
+    else:  # not converged or singular on so few cells: said, and left out of the flows
+        assert en_fit["dropped"]
 
     summary = runner.invoke(app, ["summary", "--study", str(study), "--json"])
     assert summary.exit_code == 0, summary.output
@@ -61,4 +73,5 @@ def test_leakage_on_the_embedded_model(tmp_path: Path) -> None:
     report = runner.invoke(app, ["report", "--study", str(study)])
     assert report.exit_code == 0, report.output
     html = (study / "report.html").read_text(encoding="utf-8")
-    assert "Cross-language stereotype leakage" in html and "Leakage model coefficients" in html
+    assert "Cross-language stereotype leakage" in html and "Fits left out of the flows" in html
+    assert "monolingual" in html

@@ -26,6 +26,8 @@ from biasatlas.store import Store
 
 # The probe (pandas, statsmodels) is imported inside the commands: every CLI command imports this module.
 
+MIN_CELLS_PER_TRAIT = 5  # = biasatlas.probes.leakage.model.MIN_CELLS_PER_TRAIT (kept light: no pandas here)
+
 leakage_app = typer.Typer(help="Stereotype leakage: human tables, leakage fits, matrices.", no_args_is_help=True)
 app.add_typer(leakage_app, name="leakage")
 
@@ -49,7 +51,8 @@ def _language(value: str) -> str:
 @run_options
 def run_leakage(groups: GroupsOpt = None, orders: OrdersOpt = "both", *, opts: RunOptions) -> None:
     """Ask a model the leakage probe's prompts (theme choice for generative models; ILPS templates for
-    `masked:PATH` / `span:PATH` models) and store the answers in the study.
+    `masked:PATH` / `span:PATH` models: a masked model's ILPS uses pseudo-log-likelihoods, not the paper's
+    SeT) and store the answers in the study.
 
     Defaults: every language (en, ru, zh, hi); --mode choice (one score per prompt; --samples only with
     --mode generate, default 10 there, at --temperature 1.0); --max-tokens 12. --limit N is split evenly
@@ -67,29 +70,58 @@ def aggregate_cmd(
     ratings: Annotated[Path, typer.Argument(help="Per-annotator ratings JSON: {annotator: {group: {'l - r': s}}}.")],
     lang: Annotated[str, typer.Option("--lang", help="Language of the ratings (en, ru, zh, hi).")],
     out: Annotated[Path, typer.Option("--out", help="Output CSV (the shared tables' layout; 999 = missing).")],
-    min_raters: Annotated[int, typer.Option("--min-raters", min=1, help="Fewer raters -> missing cell.")] = 1,
+    min_raters: Annotated[
+        int, typer.Option("--min-raters", min=1, help="Fewer raters -> missing cell (paper 004: 5).")
+    ] = 5,
+    nonshared: Annotated[
+        Literal["home", "all"],
+        typer.Option("--nonshared", help="home: a non-shared group counts only in its home language (paper "
+                     "004, 3.2); all: in any language that rated it (the published tables)."),
+    ] = "home",
     name_map: Annotated[
         Path | None, typer.Option("--name-map", help="JSON/YAML {name in ratings: group id}, added to the defaults.")
     ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail on group names not among the 30 (default: skip them, warn).")
+    ] = False,
 ) -> None:
-    """Aggregate raw per-annotator ratings into a traits × groups table of mean pole strengths."""
+    """Aggregate raw per-annotator ratings into a traits × groups table of mean pole strengths.
+
+    Defaults follow paper 004's design: at least 5 raters per cell, non-shared groups only in their home
+    language; `--min-raters 1 --nonshared all` reproduces the published tables. The missing cells are listed
+    with why; group names not among the 30 are skipped with a warning (--strict: an error).
+    """
     from biasatlas.probes.leakage.data import LeakageDataError
-    from biasatlas.probes.leakage.human import aggregate_file, write_table
+    from biasatlas.probes.leakage.human import write_table
+    from biasatlas.probes.leakage.ratings import aggregate_file
 
     _language(lang)
     try:
-        table, counts = aggregate_file(ratings, min_raters=min_raters, name_map_path=name_map)
+        result = aggregate_file(ratings, language=lang, min_raters=min_raters, nonshared=nonshared,
+                                name_map_path=name_map, strict=strict)
     except LeakageDataError as exc:
         fail(str(exc))
         raise
-    write_table(table, out)
-    rated = counts[counts > 0]
-    Console(stderr=True).print(
+    write_table(result.table, out)
+    err = Console(stderr=True, soft_wrap=True)
+    warning = result.skipped_warning()
+    if warning:
+        err.print(f"[bold yellow]warning:[/] {warning}")
+    rated = result.raters[result.raters > 0]
+    table = result.table
+    err.print(
         f"{out}: {int(table.notna().sum().sum())} of {table.size} cells from {len(rated)} rated groups "
         f"(raters per group: min {int(rated.min()) if len(rated) else 0}, "
-        f"max {int(rated.max()) if len(rated) else 0}); "
-        f"min raters {min_raters}"
+        f"max {int(rated.max()) if len(rated) else 0}); min raters {min_raters}, non-shared groups: {nonshared}"
     )
+    if not result.missing.empty:
+        missing = Table(title=f"Missing cells ({lang}) and why")
+        for col in ("group", "category", "missing cells", "raters", "reason"):
+            missing.add_column(col)
+        for row in result.missing.to_dict(orient="records"):
+            missing.add_row(str(row["group"]), str(row["category"]), str(row["missing_cells"]), str(row["raters"]),
+                            str(row["reason"]))
+        err.print(missing)
 
 
 # ---- leakage fit -----------------------------------------------------------------------------------------------
@@ -129,8 +161,21 @@ def fit_cmd(
         Path | None, typer.Option("--human", help="Directory of aggregated_data_{EN,RU,ZH,HI}.csv (default: bundled).")
     ] = None,
     zero_fill: Annotated[
-        bool, typer.Option("--zero-fill", help="Replicate the paper: missing human cells count as 0.")
+        bool, typer.Option("--zero-fill", help="Replicate the paper's code: every missing human cell counts as 0.")
     ] = False,
+    keep_nonshared: Annotated[
+        bool,
+        typer.Option("--keep-nonshared", help="Keep the non-shared groups complete cases drop: a language that did "
+                     "not rate such a group counts 0 there, with a missing-indicator term per source."),
+    ] = False,
+    min_cells: Annotated[
+        int | None,
+        typer.Option("--min-cells", min=1, help="Fewest complete cells a fit needs (default: 20 per fixed effect, "
+                     "100 for the four human terms and the intercept)."),
+    ] = None,
+    min_cells_per_trait: Annotated[
+        int, typer.Option("--min-cells-per-trait", min=1, help="Traits with fewer complete cells are left out.")
+    ] = MIN_CELLS_PER_TRAIT,
     mono: Annotated[
         list[str] | None, typer.Option("--mono", help="LANG=CSV or LANG=MODEL: monolingual model scores (repeatable).")
     ] = None,
@@ -142,20 +187,27 @@ def fit_cmd(
 ) -> None:
     """Fit the leakage model per model and target language; print coefficients, flows and examples.
 
-    Defaults: --alpha 0.05 (flows, and the coefficients' 1 - alpha CIs), --correction bh.
+    Defaults: --alpha 0.05 (flows, and the coefficients' 1 - alpha CIs), --correction bh over each model's
+    cross-language human coefficients (source != target). A fit needs --min-cells complete cells (default 20
+    per fixed effect) in at least 5 traits with --min-cells-per-trait (5) cells each; fits that do not
+    converge or are singular are printed with their warnings and left out of the flows. Masked models' scores
+    are PLL-ILPS (pseudo-log-likelihoods), not the paper's SeT.
     """
+    if zero_fill and keep_nonshared:
+        fail("--zero-fill and --keep-nonshared exclude each other: choose one way to fill missing human cells")
     analysis_opts = check_analysis_options(alpha, correction)
     from biasatlas.probes.leakage.analysis import analyse
     from biasatlas.probes.leakage.data import LeakageDataError
-    from biasatlas.probes.leakage.model import flows_figure
+    from biasatlas.probes.leakage.figure import flows_figure
     from biasatlas.probes.leakage.probe import PROBE
     from biasatlas.probes.leakage.summary import summary_from
 
     parsed_mono = _parse_mono(mono)
     store = _open_study(study)
     try:
-        analysis = analyse(store, human_dir=human, zero_fill=zero_fill, mono=parsed_mono, top_k=top_k,
-                           **analysis_opts)
+        analysis = analyse(store, human_dir=human, zero_fill=zero_fill, keep_nonshared=keep_nonshared,
+                           mono=parsed_mono, top_k=top_k, min_cells=min_cells,
+                           min_cells_per_trait=min_cells_per_trait, **analysis_opts)
     except (LeakageDataError, ValueError) as exc:
         fail(str(exc))
         raise

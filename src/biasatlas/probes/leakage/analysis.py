@@ -11,21 +11,22 @@ import numpy as np
 import pandas as pd
 
 from biasatlas.probes.leakage.data import LANGUAGES, LeakageDataError, group_ids, trait_ids
+from biasatlas.probes.leakage.finder import find_leaked
 from biasatlas.probes.leakage.human import load_human
 from biasatlas.probes.leakage.model import (
+    MIN_CELLS_PER_TRAIT,
     LeakageFit,
     coefficient_table,
-    correct,
-    find_leaked,
+    correct_per_variant,
     fit_leakage,
     flows,
 )
-from biasatlas.probes.leakage.scores import association_cells, matrix, theme_choices, variant_label
+from biasatlas.probes.leakage.scores import association_cells, matrix, measure, theme_choices, variant_label
 from biasatlas.store import Store
 
 PROBE = "leakage"
 ALPHA = 0.05  # the level of a leakage flow
-CORRECTION = "bh"  # p-values of the human coefficients, adjusted over all fits
+CORRECTION = "bh"  # p-values of one model's cross-language human coefficients (source != target), adjusted together
 CELLS_PER_MATRIX = len(trait_ids()) * len(group_ids())
 
 
@@ -90,7 +91,7 @@ def coverage(analysis: Analysis) -> pd.DataFrame:
         variant = variant_label(str(model), str(method), str(mode))
         vcells = cells[(cells["variant"] == variant) & (cells["lang"] == lang)] if not cells.empty else cells
         row: dict[str, Any] = {
-            "variant": variant, "lang": lang, "requests": len(sub),
+            "variant": variant, "measure": measure(variant), "lang": lang, "requests": len(sub),
             "answered": int((sub["status"] == "answered").sum()),
             "failed": int((sub["status"] == "failed").sum()),
             "pending": int((sub["status"] == "pending").sum()),
@@ -123,22 +124,33 @@ def analyse(
     *,
     human_dir: str | Path | None = None,
     zero_fill: bool = False,
+    keep_nonshared: bool = False,
     mono: Mapping[str, str] | None = None,
     alpha: float = ALPHA,
     correction: str = CORRECTION,
     top_k: int = 5,
     weak: float = 10.0,
     strong: float = 20.0,
+    min_cells: int | None = None,
+    min_cells_per_trait: int = MIN_CELLS_PER_TRAIT,
 ) -> Analysis:
-    """Everything the leakage report shows, computed from the study's stored answers."""
+    """Everything the leakage report shows, computed from the study's stored answers.
+
+    ``min_cells`` None: 20 complete cells per fixed effect of each fit. ``zero_fill`` and ``keep_nonshared``
+    (fill only the non-shared groups' design gaps, with missing indicators) exclude each other.
+    """
+    if zero_fill and keep_nonshared:
+        raise LeakageDataError("--zero-fill and --keep-nonshared exclude each other: choose one way to fill")
     frame = store.frame(probe=PROBE)
     choices = theme_choices(frame) if not frame.empty else pd.DataFrame()
     cells = association_cells(frame, choices)
     human = load_human(human_dir)
     analysis = Analysis(frame=frame, choices=choices, cells=cells, human=human,
                         settings={"human": str(human_dir or "bundled (Cao et al. 2024, MIT)"),
-                                  "zero_fill": zero_fill, "alpha": alpha, "correction": correction,
-                                  "top_k": top_k, "weak": weak, "strong": strong, "mono": dict(mono or {})})
+                                  "zero_fill": zero_fill, "keep_nonshared": keep_nonshared, "alpha": alpha,
+                                  "correction": correction, "top_k": top_k, "weak": weak, "strong": strong,
+                                  "mono": dict(mono or {}), "min_cells": min_cells,
+                                  "min_cells_per_trait": min_cells_per_trait})
     mono_matrices = resolve_mono(mono or {}, cells)
     for variant in analysis.variants:
         for lang in LANGUAGES:
@@ -147,9 +159,10 @@ def analyse(
                 continue
             analysis.fits.append(
                 fit_leakage(model_matrix, human, variant=variant, target=lang, mono=mono_matrices.get(lang),
-                            zero_fill=zero_fill, alpha=alpha)
+                            zero_fill=zero_fill, keep_nonshared=keep_nonshared, alpha=alpha,
+                            min_cells=min_cells, min_cells_per_trait=min_cells_per_trait)
             )
-    correct(analysis.fits, alpha=alpha, method=correction)
+    correct_per_variant(analysis.fits, alpha=alpha, method=correction)
     analysis.coefficients = coefficient_table(analysis.fits)
     analysis.flows = flows(analysis.fits)
     leaked = []

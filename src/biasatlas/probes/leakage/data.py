@@ -79,6 +79,13 @@ class Group:
         names = self._names(language)
         return names.get("subject") or names["name"]
 
+    def subject_plural(self, language: str) -> str:
+        """The group in the plural, as the subject of a plural masked template (``subject_pl``)."""
+        names = self._names(language)
+        if "subject_pl" not in names:
+            raise LeakageDataError(f"group {self.id!r} has no plural subject in {language!r} (groups.yaml)")
+        return names["subject_pl"]
+
     def _names(self, language: str) -> dict[str, str]:
         if language not in self.names:
             raise LeakageDataError(f"group {self.id!r} has no name in language {language!r} (groups.yaml)")
@@ -94,11 +101,17 @@ class Lexicon:
     variants: dict[str, tuple[str, ...]]  # trait id (or "neither") -> variants
     neither_form: str
     provenance: dict[str, Any]
+    plural: dict[str, str] = field(default_factory=dict)  # trait id -> plural form (plural masked templates)
 
     def form(self, trait: str, gender: Gender = "m") -> str:
         if trait not in self.forms:
             raise LeakageDataError(f"trait {trait!r} is not in the {self.language} lexicon")
         return self.forms[trait][gender]
+
+    def plural_form(self, trait: str) -> str:
+        if trait not in self.plural:
+            raise LeakageDataError(f"trait {trait!r} has no plural form in the {self.language} lexicon")
+        return self.plural[trait]
 
     def surface_forms(self, trait: str) -> tuple[str, ...]:
         """Every string that names ``trait`` (or ``"neither"``): forms of both genders, then variants."""
@@ -119,6 +132,7 @@ class PromptSet:
     neutral: dict[str, str]
     agreement: dict[str, dict[str, str]]
     provenance: dict[str, Any]
+    number: Literal["singular", "plural"] = "singular"  # plural: plural subjects and trait forms, one baseline
 
 
 def data_dir() -> Path:
@@ -224,7 +238,10 @@ def lexicon(language: str) -> Lexicon:
     if "form" not in neither:
         raise LeakageDataError(f"{path}: no 'neither' form")
     variants["neither"] = tuple(str(v) for v in neither.get("variants", ()))
-    return Lexicon(language, forms, variants, str(neither["form"]), dict(raw.get("provenance") or {}))
+    plural = {t: str(entries[t]["plural"]) for t in trait_ids() if "plural" in entries[t]}
+    if plural and len(plural) != len(trait_ids()):
+        raise LeakageDataError(f"{path}: plural forms missing for {[t for t in trait_ids() if t not in plural]}")
+    return Lexicon(language, forms, variants, str(neither["form"]), dict(raw.get("provenance") or {}), plural)
 
 
 @cache
@@ -242,7 +259,13 @@ def prompt_set(language: str) -> PromptSet:
     for template in templates:
         if "{trait}" not in template or ("{subject}" not in template and "{Subject}" not in template):
             raise LeakageDataError(f"{path}: masked template {template!r} needs {{subject}} and {{trait}}")
+    number = str(masked.get("number", "singular"))
+    if number not in ("singular", "plural"):
+        raise LeakageDataError(f"{path}: masked.number is singular or plural, got {number!r}")
+    if number == "plural" and not lexicon(language).plural:
+        raise LeakageDataError(f"{path}: plural masked templates need `plural` forms in lexicons/{language}.yaml")
     return PromptSet(
+        number="plural" if number == "plural" else "singular",
         language=language,
         system=str(theme.get("system", "")),
         user=user,

@@ -3,8 +3,9 @@
 - ``theme`` (generative models): "You are writing about {group} ... choose either '{A}' or '{B}' ... or
   'neither'", for every pair of traits on the same side of the ABC scales (left with left, right with right:
   2 × C(16, 2) = 240 comparisons per group), in both presentation orders by default;
-- ``ilps`` (masked / span-filling models): sentence templates with the trait slot, for each group and for a
-  neutral person, so that log p(trait | group) − log p(trait | person) can be averaged over templates.
+- ``ilps`` (masked / span-filling models): sentence templates with the trait slot, for each group and for one
+  neutral subject, so that log p(trait | group) − log p(trait | neutral) can be averaged over templates (a
+  masked model's log p is a pseudo-log-likelihood: PLL-ILPS, not the paper's SeT).
 """
 
 from __future__ import annotations
@@ -108,30 +109,44 @@ def _fill(template: str, subject: str, gender: str, agreement: dict[str, dict[st
     return template.format(Subject=capital, subject=subject, trait=SLOT, **words)
 
 
-def ilps_prompts(language: str, group_list: Sequence[Group]) -> list[Prompt]:
-    """Masked-model templates: one prompt per (template, group) and per (template, gender) for the neutral
-    person; the options are the 32 trait forms agreeing with the subject's gender."""
-    check_language(language)
+def _masked_subjects(language: str, group_list: Sequence[Group]) -> list[tuple[str, str, list[str], dict[str, Any]]]:
+    """(subject, agreement class, option forms, meta) of every masked prompt's subject: one neutral subject per
+    agreement class first, then the groups. Plural templates have one class (``pl``) for every group."""
     lex, ps = lexicon(language), prompt_set(language)
+    trait_list = [t.id for t in traits()]
+    neutral_meta = {"group": NEUTRAL, "category": "neutral", "home": "", "lang": language}
+    if ps.number == "plural":
+        forms = [lex.plural_form(t) for t in trait_list]
+        out = [(ps.neutral["m"], "pl", forms, {**neutral_meta, "gender": None})]
+        return out + [(g.subject_plural(language), "pl", forms, _group_meta(g, language)) for g in group_list]
+    genders = sorted({g.gender(language) for g in group_list})
+    out = [(ps.neutral[gender], gender, [lex.form(t, gender) for t in trait_list],
+            {**neutral_meta, "gender": gender}) for gender in genders]
+    return out + [(g.subject(language), g.gender(language), [lex.form(t, g.gender(language)) for t in trait_list],
+                   _group_meta(g, language)) for g in group_list]
+
+
+def ilps_prompts(language: str, group_list: Sequence[Group]) -> list[Prompt]:
+    """Masked-model templates: one prompt per (template, group) and per (template, agreement class) for the
+    neutral subject; the options are the 32 trait forms agreeing with the subject (the same words for a group
+    and its baseline). ``agreement`` (meta) names the baseline a group is compared with."""
+    check_language(language)
+    ps = prompt_set(language)
     if not ps.templates:
         raise LeakageDataError(f"no masked templates for language {language!r} (data/leakage/prompts)")
-    genders = sorted({g.gender(language) for g in group_list})
+    subjects = _masked_subjects(language, group_list)
+    trait_list = [t.id for t in traits()]
     out: list[Prompt] = []
     for index, template in enumerate(ps.templates):
-        subjects: list[tuple[str, str, dict[str, Any]]] = [
-            (ps.neutral[gender], gender, {"group": NEUTRAL, "category": "neutral", "home": "",
-                                          "gender": gender, "lang": language})
-            for gender in genders
-        ]
-        subjects += [(g.subject(language), g.gender(language), _group_meta(g, language)) for g in group_list]
-        for subject, gender, meta in subjects:
-            text = _fill(template, subject, gender, ps.agreement)
-            trait_list = [t.id for t in traits()]
+        for subject, agreement, forms, meta in subjects:
+            words = "m" if agreement == "pl" else agreement
+            text = _fill(template, subject, words, ps.agreement)
             out.append(
                 Prompt(
                     probe=NAME, language=language, messages=(Message(role="user", content=text),),
-                    options=tuple(lex.form(t, gender) for t in trait_list),  # type: ignore[arg-type]
-                    meta={**meta, "method": "ilps", "template_id": index, "option_traits": trait_list},
+                    options=tuple(forms),
+                    meta={**meta, "method": "ilps", "template_id": index, "agreement": agreement,
+                          "subject": subject, "option_traits": trait_list},
                 )
             )
     return out
@@ -162,19 +177,20 @@ def build_prompts(
 
 # ---- --limit -------------------------------------------------------------------------------------------------
 def _cell(prompt: Prompt) -> Hashable:
-    """The stratum within a language: the trait comparison (theme), the subject's gender (ilps)."""
+    """The stratum within a language: the trait comparison (theme), the agreement class (ilps)."""
     if prompt.meta["method"] == "theme":
         return prompt.meta["comparison"]
-    return prompt.meta["gender"]
+    return prompt.meta["agreement"]
 
 
 def _unit(prompt: Prompt) -> Hashable:
     """What the scores pair: both presentation orders of one comparison for one group (a trait's score pools
-    them, so a position preference cancels); one template for one gender with its neutral baseline (ilps)."""
+    them, so a position preference cancels); one template for one agreement class with its neutral baseline
+    (ilps)."""
     meta = prompt.meta
     if meta["method"] == "theme":
         return (prompt.language, meta["group"], meta["comparison"])
-    return (prompt.language, meta["template_id"], meta["gender"])
+    return (prompt.language, meta["template_id"], meta["agreement"])
 
 
 def limit_plan(prompts: Sequence[Prompt], limit: int | None, seed: int) -> list[Prompt]:

@@ -10,8 +10,9 @@ from rich.table import Table
 
 from biasatlas.probes.leakage.analysis import ALPHA, CORRECTION, analyse, coverage, finder_all
 from biasatlas.probes.leakage.data import LANGUAGES
-from biasatlas.probes.leakage.model import flows_figure
+from biasatlas.probes.leakage.figure import flows_figure
 from biasatlas.probes.leakage.plan import TITLE
+from biasatlas.probes.leakage.summary import dropped_fits, notes
 from biasatlas.report.html import Section
 from biasatlas.store import Store
 
@@ -45,13 +46,15 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
                     _fmt(row.get("mean_p_first")), _fmt(row.get("mean_p_second")),
                     _fmt(row.get("mean_p_neither")), _fmt(row.get("match_unmatched")))
     console.print(cov)
+    for variant, text in (summary.get("measures") or {}).items():
+        console.print(f"[bold]{variant}[/]: {text}", soft_wrap=True)
     coef = Table(title="Leakage model: model score ~ human EN + RU + ZH + HI, random intercept by trait")
     for col in ("variant", "target", "n", "term", "coef", "SE", ci, "p", p_adj):
         coef.add_column(col)
     for fit in summary.get("fits", []):
-        if fit.get("error"):
-            coef.add_row(fit["variant"], fit["target"], str(fit["n_obs"]), "—", f"not fitted: {fit['error']}",
-                         "", "", "", "")
+        if fit.get("error") or fit.get("dropped"):
+            why = f"not fitted: {fit['error']}" if fit.get("error") else f"left out of the flows: {fit['dropped']}"
+            coef.add_row(fit["variant"], fit["target"], str(fit["n_obs"]), "—", why, "", "", "", "")
             continue
         for c in fit["coefficients"]:
             coef.add_row(fit["variant"], fit["target"], str(fit["n_obs"]), c["term"], _fmt(c["estimate"]),
@@ -66,6 +69,18 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         flow.add_row(f["variant"], f["source"], f["target"], _fmt(f["estimate"]),
                      f"[{_fmt(f['ci_low'])}, {_fmt(f['ci_high'])}]", _fmt(f["p_adj"]), str(f["n_obs"]))
     console.print(flow if summary.get("flows") else "No significant leakage flow.")
+    if summary.get("dropped_fits"):
+        left = Table(title="Fits left out of the flows, and why (with statsmodels' warnings)")
+        for col in ("variant", "target", "n", "stage", "reason", "warnings"):
+            left.add_column(col)
+        for d in summary["dropped_fits"]:
+            left.add_row(d["variant"], d["target"], str(d["n_obs"]), d["stage"], str(d["reason"]),
+                         "\n".join(d["warnings"]) or "–")
+        console.print(left)
+    warned = [f for f in summary.get("fits", []) if f.get("warnings") and not f.get("error") and not f.get("dropped")]
+    for fit in warned:
+        console.print(f"warnings of the {fit['variant']} → {fit['target']} fit: {'; '.join(fit['warnings'])}",
+                      soft_wrap=True)
     if summary.get("leaked_examples"):
         ex = Table(title="Traits strong in the model, weak for target-language humans, strong for the source's")
         for col in ("variant", "target", "source", "group", "trait", "model rank", "human target", "human source"):
@@ -74,6 +89,8 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
             ex.add_row(r["variant"], r["target"], r["source"], r["group"], r["trait"], str(r["model_rank"]),
                        _fmt(r["human_target"]), _fmt(r["human_source"]))
         console.print(ex)
+    for note in summary.get("notes", []):
+        console.print(f"[bold]Note:[/] {note}", soft_wrap=True)
 
 
 # ---- report --------------------------------------------------------------------------------------------------
@@ -83,13 +100,18 @@ METHODS = (
     "on the same side of the ABC scales. In choice mode the score of A in a comparison is its normalised "
     "probability among (A, B, neither); in generate mode it is the share of matched samples naming A (exact, "
     "containment or fuzzy match in the prompt's language; unmatched samples are counted and left out). A "
-    "trait's score for a group is the mean over its comparisons. Masked models get the increased "
-    "log-probability score, log p(trait | group template) - log p(trait | neutral template), averaged over "
-    "templates. The leakage model per model and target language is a linear mixed model (statsmodels MixedLM, "
-    "REML) of the model score on the human scores of the four languages with a random intercept by trait; "
-    "cells with a missing human score are left out (complete cases) unless zero-filling is requested. "
-    "p-values of the human coefficients are Benjamini-Hochberg adjusted over all fits; a flow is a positive, "
-    "significant coefficient of another language's human scores. Non-English lexicons and prompts are "
+    "trait's score for a group is the mean over its comparisons. Masked and span-filling models get the "
+    "increased log-probability score (ILPS), log p(trait | group template) - log p(trait | neutral template), "
+    "averaged over templates; for a masked model each log p is a pseudo-log-likelihood (PLL-ILPS, variants "
+    "'[ilps-pll]'), not the sensitivity test (SeT) the paper used for mBERT. The leakage model per model and "
+    "target language is a linear mixed model (statsmodels MixedLM, REML) of the model score on the human "
+    "scores of the four languages with a random intercept by trait; cells with a missing human score are left "
+    "out (complete cases) unless --zero-fill (the paper's code) or --keep-nonshared (non-shared groups' design "
+    "gaps set to 0 with missing indicators) is requested. A fit needs 20 complete cells per fixed effect and "
+    "5 traits with at least 5 cells each; fits that do not converge or are singular are shown but left out. "
+    "Without a monolingual model (--mono) a human coefficient also holds what any monolingual model learns. "
+    "The p-values of each model's cross-language human coefficients (source != target) are adjusted together "
+    "(Benjamini-Hochberg); a flow is a positive, significant one. Non-English lexicons and prompts are "
     "machine-drafted by an AI assistant and not reviewed by native speakers. Human ratings: Cao et al. 2024, "
     "MIT licence."
 )
@@ -105,13 +127,14 @@ def report_sections(store: Store) -> list[Section]:
         return [section]
     section.add_table(cov.drop(columns=["unmatched_reasons"], errors="ignore"), "Coverage per model and language")
     if not analysis.coefficients.empty:
-        cols = ["variant", "target", "n_obs", "n_traits", "term", "estimate", "se", "ci_low", "ci_high", "p", "p_adj"]
-        section.add_table(analysis.coefficients[cols], "Leakage model coefficients (95% CI; p_adj: BH)",
-                          sortable=True)
-    errors = pd.DataFrame([{"variant": f.variant, "target": f.target, "n_obs": f.n_obs, "reason": f.error}
-                           for f in analysis.fits if f.error])
-    if not errors.empty:
-        section.add_table(errors, "Fits that could not be made")
+        cols = ["variant", "target", "n_obs", "n_traits", "usable", "term", "estimate", "se", "ci_low", "ci_high",
+                "p", "p_adj"]
+        section.add_table(analysis.coefficients[cols], "Leakage model coefficients (95% CI; p_adj: BH over each "
+                          "model's cross-language terms; usable: converged, not singular)", sortable=True)
+    left_out = pd.DataFrame(dropped_fits(analysis))
+    if not left_out.empty:
+        left_out["warnings"] = ["; ".join(w) for w in left_out["warnings"]]
+        section.add_table(left_out, "Fits left out of the flows (not fitted, or not converged / singular)")
     if not analysis.flows.empty:
         section.add_table(analysis.flows, "Leakage flows (positive, significant after BH)")
     else:
@@ -133,6 +156,8 @@ def report_sections(store: Store) -> list[Section]:
     elif not examples.empty:
         section.add_table(examples.head(40), "Traits strong in the model, weak for target humans, strong for "
                           "the source language's humans")
+    for note in notes(analysis):
+        section.add_text(note)
     if not analysis.choices.empty and "text" in analysis.choices:
         gen = analysis.choices[analysis.choices["mode"] == "generate"]
         if not gen.empty:

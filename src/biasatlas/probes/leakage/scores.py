@@ -5,7 +5,10 @@
   mode, the share of matched samples in ``generate`` mode (unmatched samples are counted, not scored). A
   trait's score for a group is the mean over all its comparisons (both presentation orders pooled).
 - ``ilps`` prompts (masked / span-filling models): the increased log-probability score
-  log p(trait | group template) − log p(trait | neutral template), averaged over the templates.
+  log p(trait | group template) − log p(trait | neutral template), averaged over the templates. For a masked
+  model each log p is a pseudo-log-likelihood (the option's tokens masked in turn), so the score is a
+  PLL-ILPS, not the sensitivity test (SeT) paper 004 used for mBERT; for a span model (mT5) it is the span's
+  log-probability, as in the paper.
 """
 
 from __future__ import annotations
@@ -19,12 +22,28 @@ import pandas as pd
 from biasatlas.probes.leakage.data import NEUTRAL, group_ids, trait_ids
 from biasatlas.probes.leakage.match import NEITHER, match_answer
 
+PLL_ILPS = "ILPS on pseudo-log-likelihoods (PLL-ILPS)"
 CELL_COLUMNS = ["model", "mode", "method", "variant", "lang", "group", "trait", "score", "n"]
 
 
 def variant_label(model: str, method: str, mode: str) -> str:
-    """One name for a model measured one way: ``local:X [theme/choice]``."""
-    return f"{model} [{method}/{mode}]" if method == "theme" else f"{model} [{method}]"
+    """One name for a model measured one way: ``local:X [theme/choice]``; a masked model's ILPS is computed
+    from pseudo-log-likelihoods and says so (``masked:X [ilps-pll]``), a span model's is ``span:X [ilps]``."""
+    if method == "theme":
+        return f"{model} [{method}/{mode}]"
+    return f"{model} [ilps-pll]" if model.startswith("masked:") else f"{model} [{method}]"
+
+
+def measure(variant: str) -> str:
+    """What a variant's association scores are, in words (printed beside every table that shows them)."""
+    if variant.endswith("[ilps-pll]"):
+        return (f"{PLL_ILPS}: log p(trait | group) - log p(trait | neutral), each a pseudo-log-likelihood "
+                "(tokens masked in turn); not the sensitivity test (SeT) paper 004 used for mBERT")
+    if variant.endswith("[ilps]"):
+        return "ILPS: log p(trait | group) - log p(trait | neutral), span log-probabilities (paper 004's mT5 measure)"
+    if variant.endswith("[theme/generate]"):
+        return "theme choice: share of sampled answers naming the trait (paper 004's GPT-3.5 measure)"
+    return "theme choice: normalised probability of the trait among (A, B, neither)"
 
 
 def _answered(frame: pd.DataFrame, method: str) -> pd.DataFrame:
@@ -91,22 +110,25 @@ def ilps_cells(frame: pd.DataFrame) -> pd.DataFrame:
     for row in cast(list[dict[str, Any]], rows.to_dict(orient="records")):
         info = json.loads(row["info_json"] or "{}")
         logps = info.get("option_logprobs") or {}
+        agreement = row.get("agreement")  # the baseline a group is compared with (older studies: gender)
+        if not isinstance(agreement, str):
+            agreement = row["gender"]
         for trait, form in zip(row["option_traits"], row["options"], strict=True):
             if form in logps:
                 records.append({"model": row["model"], "lang": row["language"], "group": row["group"],
-                                "gender": row["gender"], "template_id": row["template_id"],
+                                "agreement": agreement, "template_id": row["template_id"],
                                 "trait": trait, "logp": float(logps[form])})
     lp = pd.DataFrame.from_records(records)
     if lp.empty:
         return pd.DataFrame(columns=CELL_COLUMNS)
     neutral = lp[lp["group"] == NEUTRAL].rename(columns={"logp": "logp_neutral"}).drop(columns="group")
-    grouped = lp[lp["group"] != NEUTRAL].merge(neutral, on=["model", "lang", "gender", "template_id", "trait"])
+    grouped = lp[lp["group"] != NEUTRAL].merge(neutral, on=["model", "lang", "agreement", "template_id", "trait"])
     grouped["ilps"] = grouped["logp"] - grouped["logp_neutral"]
     cells = grouped.groupby(["model", "lang", "group", "trait"]).agg(score=("ilps", "mean"), n=("ilps", "size"))
     cells = cells.reset_index()
     cells["mode"] = "choice"
     cells["method"] = "ilps"
-    cells["variant"] = [variant_label(m, "ilps", "choice") for m in cells["model"]]
+    cells["variant"] = [variant_label(str(m), "ilps", "choice") for m in cells["model"]]
     return cells[CELL_COLUMNS]
 
 

@@ -102,11 +102,40 @@ def test_limit_keeps_a_spread_sample_because_the_plan_is_shuffled() -> None:
     assert [p.id for p in prompts] == [p.id for p in again]
 
 
-def test_ilps_prompts_have_neutral_baselines_per_gender() -> None:
+NEUTRAL_SUBJECT = {"en": "a person", "ru": "люди", "zh": "这个人", "hi": "वह"}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_masked_templates_compare_every_group_with_one_neutral_subject(lang: str) -> None:
+    prompts = leakage.build_prompts([lang], method="ilps")
+    neutral = [p for p in prompts if p.meta["group"] == "(neutral)"]
+    groups_ = [p for p in prompts if p.meta["group"] != "(neutral)"]
+    assert len(groups_) == 30 * len(prompt_set(lang).templates)
+    # One neutral subject for every group (Russian used to compare feminine groups with "она" and masculine
+    # ones with "человек": two baselines, so ILPS of the two genders were not comparable).
+    for p in neutral:
+        assert NEUTRAL_SUBJECT[lang] in p.messages[0].content.casefold(), p.messages[0].content
+    # Each group prompt has a neutral prompt of the same template offering the very same words.
+    baseline = {(p.meta["template_id"], p.meta["agreement"]): p.options for p in neutral}
+    for p in groups_:
+        assert p.options == baseline[(p.meta["template_id"], p.meta["agreement"])], (p.meta["group"], p.options[:2])
+
+
+def test_russian_masked_templates_are_plural_with_one_baseline_per_template() -> None:
     prompts = leakage.build_prompts(["ru"], method="ilps", group_names=["woman", "man"])
     neutral = [p for p in prompts if p.meta["group"] == "(neutral)"]
-    assert {p.meta["gender"] for p in neutral} == {"m", "f"}
+    assert len(neutral) == len(prompt_set("ru").templates)  # not one per gender
     assert all(p.messages[0].content.count("[TRAIT]") == 1 for p in prompts)
-    woman = next(p for p in prompts if p.meta["group"] == "woman")
-    assert woman.messages[0].content.startswith("Женщина") and "сильная" not in woman.options
-    assert woman.options[1] == "могущественная" and woman.meta["option_traits"][1] == "powerful"
+    woman = next(p for p in prompts if p.meta["group"] == "woman" and p.meta["template_id"] == 0)
+    man = next(p for p in prompts if p.meta["group"] == "man" and p.meta["template_id"] == 0)
+    assert woman.messages[0].content == "Женщины [TRAIT]." and man.messages[0].content == "Мужчины [TRAIT]."
+    assert woman.options == man.options and woman.options[7] == "богатые"
+    assert woman.meta["option_traits"][7] == "wealthy" and woman.meta["gender"] == "f"
+    assert neutral[0].messages[0].content == "Люди [TRAIT]."
+
+
+def test_hindi_masked_baselines_agree_with_the_gender_of_one_subject() -> None:
+    prompts = leakage.build_prompts(["hi"], method="ilps", group_names=["woman", "man"])
+    neutral = [p for p in prompts if p.meta["group"] == "(neutral)"]
+    assert {p.meta["agreement"] for p in neutral} == {"m", "f"}
+    assert all(p.messages[0].content.startswith("वह ") for p in neutral if p.meta["template_id"] == 0)

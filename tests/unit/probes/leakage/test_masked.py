@@ -102,7 +102,7 @@ def test_ilps_cells_subtract_the_neutral_baseline(backend: MaskedLMBackend, tmp_
     assert totals.failed == 0 and totals.new == len(prompts) == 4 * 3
     frame = store.frame(probe="leakage")
     cells = association_cells(frame)
-    m = matrix(cells, "masked:tiny-bert [ilps]", "en")
+    m = matrix(cells, "masked:tiny-bert [ilps-pll]", "en")
     assert m[["woman", "man"]].notna().all().all() and m.drop(columns=["woman", "man"]).isna().all().all()
     # Recompute one cell by hand from the stored log-probabilities.
     import json
@@ -114,6 +114,13 @@ def test_ilps_cells_subtract_the_neutral_baseline(backend: MaskedLMBackend, tmp_
 
     expected = sum(logp("woman", t, "warm") - logp("(neutral)", t, "warm") for t in range(4)) / 4
     assert m.loc["warm", "woman"] == pytest.approx(expected, abs=1e-5)
+    # The summary names the score for what it is: ILPS on pseudo-log-likelihoods, not the paper's SeT.
+    from biasatlas.probes.leakage.probe import PROBE
+
+    summary = PROBE.summarise(store)
+    (row,) = summary["coverage"]
+    assert row["variant"] == "masked:tiny-bert [ilps-pll]" and "pseudo-log-likelihood" in row["measure"]
+    assert any("not the sensitivity test (SeT)" in note for note in summary["notes"])
 
 
 # ---- span-filling (T5-style) -----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from biasatlas.backends.fake import FakeBackend
 from biasatlas.cli.main import app
 from biasatlas.probes.leakage.analysis import analyse
 from biasatlas.probes.leakage.data import lexicon
+from biasatlas.probes.leakage.human import load_human
 from biasatlas.probes.leakage.plan import build_prompts
 from biasatlas.probes.leakage.probe import PROBE
 from biasatlas.probes.leakage.scores import association_cells, matrix, theme_choices
@@ -45,6 +46,26 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Store:
     run_plan(prompts, FakeBackend(likes_wealth), store, GenerationSettings(mode="generate", temperature=1.0),
              samples=1, progress=False)
     run_plan(prompts, FakeBackend(likes_wealth), store, GenerationSettings(mode="choice"), progress=False)
+    return store
+
+
+def follows_en_humans(request: Request) -> str:
+    """Names the option English humans rate stronger for the group (choice mode: probability 0.9)."""
+    meta, human = request.prompt.meta, HUMAN_EN
+    first = human.at[meta["trait_a"], meta["group"]] >= human.at[meta["trait_b"], meta["group"]]
+    return request.prompt.options[0 if first == (meta["order"] == "ab") else 1]
+
+
+HUMAN_EN = load_human(None)["en"]
+FITTED_GROUPS = ["woman", "man", "gay man", "lesbian", "single mother", "housewife"]
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """Six shared groups in en and ru, choice mode: 192 complete cells per fit, above the default minimums."""
+    store = Store(tmp_path_factory.mktemp("leakage-fitted") / "study")
+    prompts = build_prompts(["en", "ru"], group_names=FITTED_GROUPS, orders="one")
+    run_plan(prompts, FakeBackend(follows_en_humans), store, GenerationSettings(mode="choice"), progress=False)
     return store
 
 
@@ -110,7 +131,7 @@ def test_cli_run_fit_export_summary(tmp_path: Path) -> None:
     fit = runner.invoke(app, ["leakage", "fit", "--study", str(study), "--json", "--figure", str(tmp_path / "f.png")])
     assert fit.exit_code == 0, fit.output
     data = json.loads(fit.stdout)
-    assert data["fits"][0]["target"] == "en" and data["fits"][0]["n_obs"] == 3 * 32
+    assert data["fits"][0]["target"] == "en" and data["fits"][0]["n_complete"] == 3 * 32
     assert (tmp_path / "f.png").stat().st_size > 1000
     export = runner.invoke(app, ["leakage", "export", "--study", str(study), "--out", str(tmp_path / "m")])
     assert export.exit_code == 0, export.output
@@ -127,18 +148,22 @@ def test_cli_run_fit_export_summary(tmp_path: Path) -> None:
     assert nostudy.exit_code == 2 and "no study" in nostudy.output
 
 
-def test_summarise_takes_alpha_and_correction(study: Store) -> None:
-    default = PROBE.summarise(study)
+def test_summarise_takes_alpha_and_correction(fitted: Store) -> None:
+    default = PROBE.summarise(fitted)
     assert (default["settings"]["alpha"], default["settings"]["correction"]) == (0.05, "bh")
-    strict = PROBE.summarise(study, alpha=0.01, correction="bonferroni")
+    strict = PROBE.summarise(fitted, alpha=0.01, correction="bonferroni")
     assert (strict["settings"]["alpha"], strict["settings"]["correction"]) == (0.01, "bonferroni")
+    assert all(f["usable"] for f in default["fits"]) and len(default["fits"]) == 2
 
     def coefficients(summary: dict) -> dict:
         return {(f["variant"], f["target"], c["term"]): c for f in summary["fits"] for c in f["coefficients"]}
 
     loose, tight = coefficients(default), coefficients(strict)
     assert loose and loose.keys() == tight.keys()
-    humans = [k for k in loose if k[2].startswith("human_")]
+    # Only the cross-language human terms are adjusted (2 fits x 3 sources); the own language's is not a test.
+    humans = [k for k in loose if k[2].startswith("human_") and k[2] != f"human_{k[1]}"]
+    assert len(humans) == 6 and all(loose[k]["p_adj"] is not None for k in humans)
+    assert all(loose[k]["p_adj"] is None for k in loose if k not in humans)
     # Bonferroni adjusts at least as much as BH; the estimates do not change, a 99% CI is wider than a 95% one.
     assert all(tight[k]["p_adj"] >= loose[k]["p_adj"] - 1e-12 for k in humans)
     assert any(tight[k]["p_adj"] > loose[k]["p_adj"] for k in humans)

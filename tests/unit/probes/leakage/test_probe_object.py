@@ -128,8 +128,8 @@ def test_ilps_limit_keeps_templates_with_their_neutral_baseline() -> None:
     config = PROBE.config(method="ilps", languages=["ru"], groups=GROUPS, limit=8)
     prompts = PROBE.plan(config)
     assert 0 < len(prompts) <= 8
-    for template, gender in {(p.meta["template_id"], p.meta["gender"]) for p in prompts}:
-        same = [p for p in prompts if (p.meta["template_id"], p.meta["gender"]) == (template, gender)]
+    for template, agreement in {(p.meta["template_id"], p.meta["agreement"]) for p in prompts}:
+        same = [p for p in prompts if (p.meta["template_id"], p.meta["agreement"]) == (template, agreement)]
         assert any(p.meta["group"] == "(neutral)" for p in same)
         assert any(p.meta["group"] != "(neutral)" for p in same)
     full = PROBE.plan(PROBE.config(method="ilps", languages=["ru", "en"], groups=GROUPS))

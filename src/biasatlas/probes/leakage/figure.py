@@ -1,0 +1,41 @@
+"""The leakage flows figure: human source language → model target language, one panel per model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from biasatlas.probes.leakage.data import LANGUAGES
+
+
+def flows_figure(flow_table: pd.DataFrame, variants: Sequence[str]) -> Any:
+    """Source (human) → target (model) language diagram per variant; line width ∝ coefficient."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    count = max(len(variants), 1)
+    fig, axes = plt.subplots(1, count, figsize=(4.2 * count, 3.6), squeeze=False)
+    ys = {lang: len(LANGUAGES) - 1 - i for i, lang in enumerate(LANGUAGES)}
+    top = float(flow_table["estimate"].max()) if not flow_table.empty else 1.0
+    for ax, variant in zip(axes[0], variants or ["(no fits)"], strict=False):
+        for lang, y in ys.items():
+            ax.text(0, y, f"human {lang.upper()}", ha="right", va="center", fontsize=9)
+            ax.text(1, y, f"model {lang.upper()}", ha="left", va="center", fontsize=9)
+        sub = flow_table[flow_table["variant"] == variant] if not flow_table.empty else flow_table
+        for row in sub.to_dict(orient="records"):
+            y0, y1 = ys[str(row["source"])], ys[str(row["target"])]
+            estimate = float(row["estimate"])
+            ax.plot([0.02, 0.98], [y0, y1], color="tab:red", alpha=0.7, linewidth=1 + 5 * estimate / (top or 1.0))
+            ax.text(0.5, (y0 + y1) / 2, f"{estimate:.3g}", ha="center", va="bottom", fontsize=8)
+        if sub.empty:
+            ax.text(0.5, 1.5, "no significant flow", ha="center", va="center", fontsize=9, color="grey")
+        ax.set_xlim(-0.5, 1.5)
+        ax.set_ylim(-0.6, len(LANGUAGES) - 0.4)
+        ax.axis("off")
+        ax.set_title(variant, fontsize=8)
+    fig.tight_layout()
+    return fig
