@@ -1,4 +1,4 @@
-"""A report built from hostile study names and answers, opened in a real browser: no script of theirs runs.
+"""Reports opened in a real browser: hostile studies run no script; a study's report is usable.
 
 Chromium comes from the distribution's packages (scripts/setup.sh --dev installs it) and is driven by
 playwright with its executable_path; no browser is downloaded. In CI the browser must be there.
@@ -7,13 +7,23 @@ playwright with its executable_path; no browser is downloaded. In CI the browser
 from __future__ import annotations
 
 import os
+import random
 import shutil
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
+from biasatlas.backends.fake import FakeBackend
+from biasatlas.probes import load_probe
+from biasatlas.records import GenerationSettings
+from biasatlas.report.build import build_report
 from biasatlas.report.html import Section, write_report
+from biasatlas.runner import run_plan
+from biasatlas.store import Store
 
 HOSTILE = "r<img src=x onerror=\"document.title='pwned'\">"
 ANSWERS = [
@@ -21,7 +31,9 @@ ANSWERS = [
     "<img src='http://127.0.0.1:9/x.png' onerror=\"document.title='pwned'\">",
     "<a href=\"javascript:document.title='pwned'\">click</a>\x00",
     "</table><iframe src='http://127.0.0.1:9/'></iframe>",
+    "</script><script>document.title='pwned'</script>",
 ]
+DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 
 def _chromium() -> str | None:
@@ -32,8 +44,8 @@ def _chromium() -> str | None:
     return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
 
 
-@pytest.mark.slow
-def test_hostile_report_runs_no_script_and_loads_nothing(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
     browser_path = _chromium()
     try:
         from playwright.sync_api import sync_playwright
@@ -43,32 +55,121 @@ def test_hostile_report_runs_no_script_and_loads_nothing(tmp_path: Path) -> None
         if os.environ.get("CI"):
             pytest.fail("CI needs chromium and playwright (scripts/setup.sh --dev installs them)")
         pytest.skip("chromium or playwright not installed")
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=browser_path, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+class Page:
+    """A report opened in a fresh page, with every request, console error and page error recorded."""
+
+    def __init__(self, browser: Any, path: Path) -> None:
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.page = browser.new_page(viewport={"width": 1300, "height": 900})
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        started = time.monotonic()
+        self.page.goto(path.as_uri())
+        self.page.wait_for_selector("body[data-ready='1']", timeout=120_000)
+        self.ready_s = time.monotonic() - started
+
+    def remote(self) -> list[str]:
+        return [u for u in self.requests if not u.startswith(("file:", "data:", "blob:"))]
+
+
+@pytest.mark.slow
+def test_hostile_report_runs_no_script_and_loads_nothing(tmp_path: Path, browser: Any) -> None:
+    import plotly.graph_objects as go
+
     study = tmp_path / HOSTILE
     study.mkdir()
-    section = Section(title=f"Probe {HOSTILE}", methods=HOSTILE)
+    section = Section(title=f"Probe {HOSTILE}", methods=HOSTILE, key="contact")
     for answer in ANSWERS:
         section.add_text(answer)
-    section.add_table(pd.DataFrame({"answer": ANSWERS, "n": range(len(ANSWERS))}), caption=HOSTILE, sortable=True)
+    section.add_table(pd.DataFrame({"answer": ANSWERS, "n": range(len(ANSWERS))}), caption=HOSTILE)
+    section.add_plot(go.Figure(go.Bar(x=ANSWERS, y=[1, 2, 3, 4, 5], hovertext=ANSWERS)), caption=HOSTILE)
+    section.add_answers(pd.DataFrame({"model": [HOSTILE] * 10, "answer": ANSWERS * 2}))
     out = write_report(study, [section], title=f"report {HOSTILE}")
 
-    requests: list[str] = []
-    errors: list[str] = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=browser_path, args=["--no-sandbox"])
-        page = browser.new_page()
-        page.on("request", lambda r: requests.append(r.url))
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(out.as_uri())
-        page.wait_for_timeout(500)
-        title = page.title()
-        # our own script ran (the sortable table got its filter box) ...
-        filters = page.locator("input.filter").count()
-        page.locator("input.filter").first.fill("iframe")
-        visible = page.locator("table.sortable tbody tr:visible").count()
-        browser.close()
+    page = Page(browser, out)
+    title = page.page.title()
+    page.page.locator("#answers-contact input[type='search']").fill("iframe")
+    page.page.wait_for_timeout(300)
+    visible = page.page.locator("#answers-contact table.answers tbody tr").count()
+    shown = page.page.locator("#answers-contact table.answers tbody").inner_text()
+    page.page.close()
     assert title == f"report {HOSTILE} · {HOSTILE}"  # shown as text, never replaced by a script
-    remote = [u for u in requests if not u.startswith(("file:", "data:"))]
-    assert remote == []
-    assert errors == []
-    assert filters == 1
-    assert visible == 1
+    assert page.remote() == []
+    assert page.errors == []
+    assert visible == 2 and "<iframe" in shown  # the filter narrowed the table; the answer shows as text
+
+
+def _study(path: Path, per_model: int) -> Path:
+    """Two fake models, contact in English and German and samaritan in English, with realistic answers."""
+    rng = random.Random(7)
+    yes_no = ["Yes.", "No.", "Absolutely not.", "Sure! The answer is: Yes.", "I can't answer that.", "Probably not."]
+    ratings = ["I'd say 70.", "80", "About 60-70.", "Between 40 and 50.", "No idea.", "<b>55</b>"]
+    with Store(path) as store:
+        for model in ("alpha", "beta"):
+            contact = load_probe("contact")
+            prompts = contact.plan(contact.config(languages=["en", "de"], axes=["religion"], limit=per_model))
+            run_plan(prompts, FakeBackend(lambda r: rng.choice(yes_no), name=model), store,
+                     GenerationSettings(mode="generate"), progress=False)
+            samaritan = load_probe("samaritan")
+            prompts = samaritan.plan(samaritan.config(languages=["en"], categories=["gender"], limit=per_model // 2))
+            run_plan(prompts, FakeBackend(lambda r: rng.choice(ratings), name=model), store,
+                     GenerationSettings(mode="generate"), progress=False)
+        build_report(store, path)
+    return path / "report.html"
+
+
+@pytest.mark.slow
+def test_study_report_overview_filter_and_drill_down(tmp_path: Path, browser: Any) -> None:
+    out = _study(tmp_path / "study", per_model=60)
+    page = Page(browser, out)
+    p = page.page
+    # the overview comes first: a grid of models x probe/language, and the plot of the headline effects
+    assert p.locator("section h2").first.inner_text() == "Overview"
+    cells = p.locator("table.overview td.drill")
+    assert cells.count() == 2 * 3  # 2 models x (contact en, contact de, samaritan en)
+    assert p.locator("section#section-overview div.plot .main-svg").count() >= 1
+    p.screenshot(path=str(_shots(tmp_path) / "report-overview.png"))
+
+    # a filter narrows a table
+    box = p.locator("#answers-contact input[type='search']")
+    before = p.locator("#answers-contact .dt-info").inner_text()
+    box.fill("Absolutely not")
+    p.wait_for_timeout(300)
+    after = p.locator("#answers-contact .dt-info").inner_text()
+    assert "filtered from" in after and after != before
+    rows = p.locator("#answers-contact table.answers tbody tr")
+    assert all("Absolutely not" in rows.nth(i).inner_text() for i in range(rows.count()))
+
+    # a click on a grid cell shows the answers behind it: that model and language only
+    cell = p.locator("table.overview td.drill[data-probe='contact'][data-language='de']").first
+    model = cell.get_attribute("data-model")
+    cell.click()
+    p.wait_for_timeout(300)
+    info = p.locator("#answers-contact .dt-info").inner_text()
+    assert "filtered from" in info
+    first_cells = p.locator("#answers-contact table.answers tbody tr td:nth-child(1)")
+    langs = p.locator("#answers-contact table.answers tbody tr td:nth-child(2)")
+    assert first_cells.count() > 0
+    assert {first_cells.nth(i).inner_text() for i in range(first_cells.count())} == {model}
+    assert {langs.nth(i).inner_text() for i in range(langs.count())} == {"de"}
+    p.locator("#answers-contact").screenshot(path=str(_shots(tmp_path) / "report-contact-answers.png"))
+    p.close()
+    assert page.errors == [] and page.remote() == []
+    files = {f.suffix for f in (tmp_path / "study" / "report_files").iterdir()}
+    assert files == {".csv", ".tex", ".svg", ".pdf"}
+
+
+def _shots(tmp_path: Path) -> Path:
+    """Where screenshots go: docs/images when BIASATLAS_DOC_SCREENSHOTS=1 (to refresh the docs), else tmp."""
+    if os.environ.get("BIASATLAS_DOC_SCREENSHOTS") == "1":
+        DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+        return DOCS_IMAGES
+    return tmp_path

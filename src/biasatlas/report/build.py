@@ -1,12 +1,18 @@
-"""Assemble the report of a study: every probe it holds, in the registry's order."""
+"""Assemble the report of a study: the overview, every probe it holds (registry order), the runs, the papers."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from biasatlas.probes import PROBE_MODULES, load_probe
 from biasatlas.probes.base import Probe
+from biasatlas.report.answers import answers_frame
+from biasatlas.report.headlines import COLUMNS, headline, model_label
 from biasatlas.report.html import Section, write_report
+from biasatlas.report.metadata import references_section, runs_section
+from biasatlas.report.overview import overview_section, validity_table_html
 from biasatlas.store import Store
 
 
@@ -19,31 +25,85 @@ def study_probes(store: Store) -> list[str]:
     return present
 
 
-def build_report(store: Store, study_dir: Path, out: Path | None = None) -> Path:
-    """Write the self-contained HTML report of ``store`` (default ``study_dir/report.html``)."""
+def build_report(store: Store, study_dir: Path, out: Path | None = None, *, publish: bool = True) -> Path:
+    """Write the self-contained HTML report of ``store`` (default ``study_dir/report.html``).
+
+    With ``publish`` every table (CSV, LaTeX) and figure (SVG, PDF) also goes to ``report_files/``.
+    """
+    probe_sections: list[Section] = []
+    headlines: dict[str, pd.DataFrame] = {}
+    validity: dict[str, pd.DataFrame] = {}
+    titles: dict[str, str] = {}
+    for name in study_probes(store):
+        probe = load_probe(name)
+        titles[name] = probe.title
+        own = probe.report_sections(store)
+        if name != "debias":
+            validity[name] = _model_labels(probe.validity(store))
+            headlines[name] = _headline(probe, store)
+            answers = _answers_section(probe, store)
+            if answers is not None:
+                own.append(answers)
+        probe_sections.extend(own)
     sections: list[Section] = []
-    validity = Section(
+    overview = overview_section(headlines, validity, titles)
+    if overview is not None:
+        sections.append(overview)
+    checks = _validity_section(validity, titles)
+    if checks is not None:
+        sections.append(checks)
+    sections.extend(probe_sections)
+    runs = runs_section(store)
+    if runs is not None:
+        sections.append(runs)
+    sections.append(references_section())
+    return write_report(study_dir, sections, out=out, publish=publish)
+
+
+def _headline(probe: Probe, store: Store) -> pd.DataFrame:
+    try:
+        return headline(probe, store)
+    except (KeyError, ValueError) as exc:  # a probe's outcomes without the columns its headline reads
+        import logging
+
+        logging.getLogger(__name__).warning("no headline for %s: %s", probe.name, exc)
+        return pd.DataFrame(columns=COLUMNS)
+
+
+def _model_labels(table: pd.DataFrame) -> pd.DataFrame:
+    return table if table.empty else table.assign(model=table["model"].astype(str))
+
+
+def _answers_section(probe: Probe, store: Store) -> Section | None:
+    outcomes = probe.outcomes(store)
+    if outcomes.empty:
+        return None
+    frame = answers_frame(outcomes, tuple(probe.factors), probe.value_column, model_of=model_label)
+    if frame.empty:
+        return None
+    section = Section(title=f"{probe.title}: the answers", key=probe.name,
+                      methods="Every stored answer of this probe with the prompt, the design factors, the value "
+                      "the reader parsed and its reason. Choice-mode answers show the option probabilities. "
+                      "Long answers are cut in the page; `biasatlas export` gives them whole.")
+    section.add_answers(frame)
+    return section
+
+
+def _validity_section(validity: dict[str, pd.DataFrame], titles: dict[str, str]) -> Section | None:
+    from biasatlas.validity import warnings
+
+    table = validity_table_html(validity, titles)
+    if table.empty:
+        return None
+    section = Section(
         title="Validity of the answers",
+        key="validity",
         methods="Per model and language: answers stored, answers a reader could read (the rates of every probe "
         "describe these only), refusals, hedges or both options, answers in another language, answers cut at the "
         "token limit. A warning marks cells where more than 20% are unreadable.",
     )
-    for name in study_probes(store):
-        probe = load_probe(name)
-        sections.extend(probe.report_sections(store))
-        if name != "debias":
-            _add_validity(validity, probe, store)
-    if validity.blocks:
-        sections.insert(0, validity)
-    return write_report(study_dir, sections, out=out)
-
-
-def _add_validity(section: Section, probe: Probe, store: Store) -> None:
-    from biasatlas.validity import warnings
-
-    table = probe.validity(store)
-    if table.empty:
-        return
-    for line in warnings(table, probe.name):
-        section.add_text(f"Warning: {line}")
-    section.add_table(table, caption=f"{probe.title}: validity by model and language")
+    for name, part in validity.items():
+        for line in warnings(part, name):
+            section.add_text(f"Warning: {line}")
+    section.add_table(table, caption="Validity by probe, model and language")
+    return section

@@ -1,11 +1,17 @@
-"""Self-contained HTML reports: tables (escaped), inline PNG figures, methods text."""
+"""Self-contained HTML reports: escaped tables, figures, interactive plots and the answers behind them.
+
+Everything from a study (names, model answers) is escaped here or by jinja's autoescaping; the only
+scripts are the embedded libraries (Plotly, DataTables) and the report's own code, allowed by hash.
+Data for the page (plot specs, answers) travels in ``<script type="application/json">`` blocks whose
+``<``, ``>`` and ``&`` are escaped, so no answer can close the block.
+"""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import html
-import io
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,33 +23,108 @@ from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 from biasatlas import __version__
+from biasatlas.report import assets
+from biasatlas.report.publish import FigureFile, TableFile, readable_columns, render_figure, slug, write_files
+
+#: the folder next to the report that holds every table (CSV, LaTeX) and figure (SVG, PDF)
+FILES_DIR = "report_files"
 
 
 @dataclass
 class Section:
-    """One part of a report. ``blocks`` are HTML fragments made by the helpers below."""
+    """One part of a report. ``blocks`` are HTML fragments made by the methods below.
+
+    ``key`` names the section's anchor (``#section-KEY``) and, for a probe, its answers table.
+    """
 
     title: str
     blocks: list[str] = field(default_factory=list)
     methods: str = ""
+    key: str = ""
+    files: list[TableFile | FigureFile] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    has_plots: bool = False
 
     def add_text(self, text: str) -> None:
         self.blocks.append(f"<p>{escape(text)}</p>")
 
-    def add_table(self, frame: pd.DataFrame, caption: str = "", *, sortable: bool = False) -> None:
-        self.blocks.append(table_html(frame, caption, sortable=sortable))
+    def add_table(self, frame: pd.DataFrame, caption: str = "", *, sortable: bool = False,
+                  publish: bool = True) -> None:
+        """A table with readable column names; also a CSV and LaTeX file unless ``publish`` is False.
+
+        Every table sorts and (when long) filters and pages in the page; ``sortable`` is kept for
+        callers written before that.
+        """
+        del sortable
+        shown = readable_columns(frame)
+        self.blocks.append(table_html(shown, caption))
+        if publish and not frame.empty:
+            self.files.append(TableFile(shown, caption or self.title))
 
     def add_figure(self, figure: Any, caption: str = "") -> None:
-        self.blocks.append(figure_html(figure, caption))
+        """A matplotlib figure: SVG in the page (as an image: it runs nothing), SVG and PDF files."""
+        files = render_figure(figure, caption or self.title)
+        self.files.append(files)
+        data = base64.b64encode(files.svg).decode("ascii")
+        cap = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
+        self.blocks.append(
+            f"<figure><img alt='{escape(caption)}' src='data:image/svg+xml;base64,{data}'/>{cap}</figure>"
+        )
+
+    def add_plot(self, figure: Any, caption: str = "") -> None:
+        """An interactive Plotly figure (hover, zoom), drawn by the embedded plotly.js."""
+        import plotly.io as pio
+
+        spec = json.loads(pio.to_json(figure, validate=False))
+        block_id = f"plot-{_uid(self.key or self.title)}-{len(self.data)}"
+        self.data[block_id] = {"data": spec.get("data", []), "layout": spec.get("layout", {})}
+        self.has_plots = True
+        cap = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
+        self.blocks.append(f"<figure><div class='plot' data-figure='{block_id}'></div>{cap}</figure>")
+
+    def add_html(self, fragment: str) -> None:
+        """HTML the caller built and escaped itself (e.g. the overview grid)."""
+        self.blocks.append(fragment)
+
+    def add_answers(self, frame: pd.DataFrame, caption: str = "") -> None:
+        """The prompts and answers behind this section's figures, filterable; overview cells open it."""
+        if frame.empty:
+            return
+        key = self.key or _uid(self.title)
+        block_id = f"answers-data-{key}"
+        shown = readable_columns(frame)
+        rows = [[_cell(v) for v in row] for row in shown.itertuples(index=False, name=None)]
+        self.data[block_id] = {"columns": [str(c) for c in shown.columns], "rows": rows}
+        cap = escape(caption or f"The {len(frame):,} answers behind this section (filter, sort, page).")
+        self.blocks.append(
+            f"<div class='answers-box' id='answers-{escape(key)}'><p class='caption'>{cap} "
+            f"<button type='button' class='reset' data-probe='{escape(key)}'>show all</button></p>"
+            f"<table class='answers display compact' data-probe='{escape(key)}' data-rows='{block_id}'></table></div>"
+        )
 
 
-def table_html(frame: pd.DataFrame, caption: str = "", *, sortable: bool = False) -> str:
+def _cell(value: Any) -> Any:
+    """A JSON-ready table cell: numbers stay numbers, the rest is text without control characters."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, (bool, int, float)):
+        return value
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return clean(str(value))
+
+
+def _uid(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]
+
+
+def table_html(frame: pd.DataFrame, caption: str = "") -> str:
     """An HTML table whose every cell is escaped (model text can contain markup)."""
-    css = "data sortable" if sortable else "data"
     frame = frame.rename(columns=lambda c: clean(str(c)))
-    for column in frame.select_dtypes(include="object").columns:
+    for column in frame.select_dtypes(include=["object", "string"]).columns:
         frame[column] = frame[column].map(lambda v: clean(v) if isinstance(v, str) else v)
-    body = frame.to_html(index=False, escape=True, classes=css, border=0, na_rep="–", float_format=_fmt)
+    body = frame.to_html(index=False, escape=True, classes="data display compact", border=0, na_rep="–",
+                         float_format=_fmt)
     cap = f"<p class='caption'>{escape(caption)}</p>" if caption else ""
     return f"<div class='table'>{cap}{body}</div>"
 
@@ -66,43 +147,66 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}"
 
 
-def figure_html(figure: Any, caption: str = "") -> str:
-    """A matplotlib figure embedded as a base64 PNG (the report stays one file)."""
-    import matplotlib.pyplot as plt
+def json_block(value: Any) -> Markup:
+    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>``, ``&`` or line separators."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                         ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return Markup(text)
 
-    buf = io.BytesIO()
-    figure.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    cap = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
-    return f"<figure><img alt='{escape(caption)}' src='data:image/png;base64,{data}'/>{cap}</figure>"
+
+def _hash(script: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
 
 
 def write_report(
-    study_dir: str | Path, sections: list[Section], title: str = "biasatlas report", out: Path | None = None
+    study_dir: str | Path,
+    sections: list[Section],
+    title: str = "biasatlas report",
+    out: Path | None = None,
+    *,
+    publish: bool = True,
 ) -> Path:
-    """Render ``sections`` into ``out`` (default ``<study_dir>/report.html``)."""
-    # Autoescape everything: study names, titles and methods text are escaped by jinja; the blocks are
-    # HTML our helpers built from escaped parts (Markup). The page's own script is allowed by its hash
-    # only, and nothing may be loaded from elsewhere (Content-Security-Policy).
+    """Render ``sections`` into ``out`` (default ``<study_dir>/report.html``).
+
+    With ``publish`` every table and figure is also written to ``report_files/`` next to the report
+    (``NN-MM-name.csv``/``.tex``/``.svg``/``.pdf``, NN the section, MM its order in the section).
+    """
     env = Environment(loader=PackageLoader("biasatlas.report", "templates"), autoescape=True)
     env.filters["clean"] = clean
-    script = env.get_template("report.js").render()
-    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    template = env.get_template("report.html.j2")
+    app = env.get_template("report.js").render()
+    plots = any(s.has_plots for s in sections)
+    plotly = assets.plotly_js() if plots else ""
+    hashes = [_hash(app)] + ([_hash(plotly)] if plots else [])
     out = Path(out) if out is not None else Path(study_dir) / "report.html"
+    data = {k: json_block(v) for s in sections for k, v in s.data.items()}
+    template = env.get_template("report.html.j2")
     out.write_text(
         template.render(
             title=title,
             sections=[_SafeSection(s) for s in sections],
-            script=Markup(script),
-            script_hash=f"sha256-{digest}",
+            app=Markup(app),
+            plotly=Markup(plotly),
+            datatables=assets.datatables_module_b64(),
+            datatables_css=Markup(assets.datatables_css()),
+            data=data,
+            script_hashes=Markup(" ".join(f"'{h}'" for h in hashes)),
             study=str(Path(study_dir).resolve().name),
             generated=datetime.now(UTC).isoformat(timespec="seconds"),
             version=__version__,
+            libraries=assets.library_versions(),
+            files_dir=FILES_DIR if publish else "",
         ),
         encoding="utf-8",
     )
+    if publish:
+        numbered = []
+        for si, section in enumerate(sections, 1):
+            name = slug(section.key or section.title, f"section-{si}")
+            for fi, item in enumerate(section.files, 1):
+                numbered.append((f"{si:02d}-{fi:02d}-{name}-{slug(item.caption, 'item')}"[:90], item))
+        write_files(out.parent / FILES_DIR, numbered)
     return out
 
 
@@ -112,4 +216,5 @@ class _SafeSection:
     def __init__(self, section: Section) -> None:
         self.title = clean(section.title)
         self.methods = clean(section.methods)
+        self.anchor = slug(section.key or section.title, "section")
         self.blocks = [Markup(block) for block in section.blocks]

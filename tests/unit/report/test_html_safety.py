@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -40,4 +44,33 @@ def test_only_our_script_may_run_and_nothing_remote_loads(tmp_path: Path) -> Non
     assert "Content-Security-Policy" in page
     assert "default-src 'none'" in page
     assert "script-src 'sha256-" in page
-    assert page.count("<script>") == 1
+    # executable scripts: our module (and plotly.js when there are plots), each allowed by its hash
+    scripts = re.findall(r"<script( type=\"[^\"]*\")?>(.*?)</script>", page, flags=re.S)
+    runnable = [body for kind, body in scripts if kind in ("", ' type="module"')]
+    assert len(runnable) == 1
+    for body in runnable:
+        digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode("ascii")
+        assert f"'sha256-{digest}'" in page
+    # data blocks never hold the study's markup raw (an answer cannot close its block)
+    for kind, body in scripts:
+        if kind == ' type="application/json"':
+            assert "<" not in body and ">" not in body
+
+
+def test_answers_and_plots_travel_as_escaped_data(tmp_path: Path) -> None:
+    import plotly.graph_objects as go
+
+    study = tmp_path / "s"
+    study.mkdir()
+    section = Section(title="answers", key="contact")
+    section.add_answers(pd.DataFrame({"model": ["m"], "answer": [ANSWER + "</script><!--"]}))
+    section.add_plot(go.Figure(go.Bar(x=[HOSTILE], y=[1])), caption=HOSTILE)
+    page = write_report(study, [section]).read_text(encoding="utf-8")
+    blocks = re.findall(r'<script type="application/json" id="([^"]+)">(.*?)</script>', page, flags=re.S)
+    assert len(blocks) == 2
+    for _, body in blocks:
+        assert "<" not in body and ">" not in body
+        json.loads(body)  # still valid JSON
+    assert json.loads(blocks[0][1])["rows"][0][1] == ANSWER.replace("\x00", "").replace("\x07", "") + "</script><!--"
+    # plotly.js is embedded and allowed by its hash, with our module
+    assert page.count("<script>") == 1 and page.count('<script type="module">') == 1

@@ -1,21 +1,72 @@
-// Click a header to sort; type in a box above a sortable table to filter its rows.
-document.querySelectorAll("table.sortable").forEach(function (table) {
-  var box = document.createElement("input"); box.placeholder = "filter rows"; box.className = "filter";
-  table.parentNode.insertBefore(box, table);
-  box.addEventListener("input", function () {
-    var q = box.value.toLowerCase();
-    table.querySelectorAll("tbody tr").forEach(function (tr) {
-      tr.style.display = tr.textContent.toLowerCase().indexOf(q) >= 0 ? "" : "none"; });
+// The report's own code. Tables become DataTables (sort, filter, pages), plot specs become Plotly
+// figures, and a click on an overview cell filters that probe's answers table to the cell.
+const read = (id) => JSON.parse(document.getElementById(id).textContent);
+const answerTables = {};
+
+async function loadDataTables() {
+  const binary = atob(document.getElementById("datatables-bundle").textContent.trim());
+  const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  const url = URL.createObjectURL(new Blob([bytes], { type: "text/javascript" }));
+  try {
+    return (await import(url)).default;
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
+function drawPlots() {
+  if (typeof Plotly === "undefined") return;
+  document.querySelectorAll("div.plot").forEach((div) => {
+    const figure = read(div.dataset.figure);
+    Plotly.newPlot(div, figure.data, figure.layout, { displaylogo: false, responsive: true });
   });
-  table.querySelectorAll("th").forEach(function (th, col) {
-    th.addEventListener("click", function () {
-      var body = table.tBodies[0], rows = Array.from(body.rows), asc = th.dataset.asc !== "1";
-      rows.sort(function (a, b) {
-        var x = a.cells[col].textContent, y = b.cells[col].textContent;
-        var nx = parseFloat(x), ny = parseFloat(y);
-        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-        return asc ? c : -c; });
-      rows.forEach(function (r) { body.appendChild(r); }); th.dataset.asc = asc ? "1" : "0";
+}
+
+function initTables(DataTable) {
+  document.querySelectorAll("table.data").forEach((table) => {
+    const rows = table.tBodies.length ? table.tBodies[0].rows.length : 0;
+    new DataTable(table, {
+      paging: rows > 25, pageLength: 25, searching: rows > 8, info: rows > 25, order: [], autoWidth: false,
     });
   });
+  document.querySelectorAll("table.answers").forEach((table) => {
+    const block = read(table.dataset.rows);
+    const columns = block.columns.map((title, i) => ({ title, data: i, render: DataTable.render.text() }));
+    const dt = new DataTable(table, { data: block.rows, columns, deferRender: true, pageLength: 10, order: [] });
+    answerTables[table.dataset.probe] = { dt, columns: block.columns };
+  });
+}
+
+const escapeRegex = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+function filterAnswers(probe, filters) {
+  const entry = answerTables[probe];
+  if (!entry) return;
+  entry.dt.search("");
+  entry.columns.forEach((_, i) => entry.dt.column(i).search(""));
+  for (const [name, value] of Object.entries(filters)) {
+    const i = entry.columns.indexOf(name);
+    if (i >= 0 && value) entry.dt.column(i).search("^" + escapeRegex(value) + "$", true, false);
+  }
+  entry.dt.draw();
+}
+
+function wireDrillDown() {
+  document.querySelectorAll("td.drill").forEach((cell) => {
+    cell.addEventListener("click", () => {
+      filterAnswers(cell.dataset.probe, { Model: cell.dataset.model, Language: cell.dataset.language });
+      const box = document.getElementById("answers-" + cell.dataset.probe);
+      if (box) box.scrollIntoView();
+    });
+  });
+  document.querySelectorAll("button.reset").forEach((button) => {
+    button.addEventListener("click", () => filterAnswers(button.dataset.probe, {}));
+  });
+}
+
+drawPlots();
+loadDataTables().then((DataTable) => {
+  initTables(DataTable);
+  wireDrillDown();
+  document.body.dataset.ready = "1";
 });

@@ -1,0 +1,62 @@
+"""The answers behind a probe's numbers, as one tidy frame for the report's drill-down table."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+#: answers longer than this are cut in the page (the study and `biasatlas export` keep them whole)
+MAX_SHOWN_CHARS = 2000
+
+
+def _prompt_text(messages: Any) -> str:
+    """The last user message of a stored conversation."""
+    try:
+        listed = json.loads(messages) if isinstance(messages, str) else messages
+        users = [m.get("content", "") for m in listed or [] if isinstance(m, dict) and m.get("role") == "user"]
+        return str(users[-1]) if users else ""
+    except (TypeError, ValueError):
+        return ""
+
+
+def _answer(text: Any, probs: Any) -> str:
+    if isinstance(text, str) and text:
+        return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + " […]"
+    if isinstance(probs, dict) and probs:
+        return "; ".join(f"{k} {float(v):.3f}" for k, v in probs.items())
+    return ""
+
+
+def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column: str | None,
+                  model_of: Any = None) -> pd.DataFrame:
+    """Model, language, design factors, prompt, answer (or option probabilities), parsed value, reason."""
+    if outcomes.empty or "model" not in outcomes.columns:
+        return pd.DataFrame()
+    out = pd.DataFrame(index=outcomes.index)
+    out["model"] = model_of(outcomes) if model_of is not None else outcomes["model"].astype(str)
+    if "language" in outcomes.columns:
+        out["language"] = outcomes["language"].astype(str)
+    for factor in factors:
+        if factor in outcomes.columns and factor not in out.columns:
+            out[factor] = outcomes[factor].map(lambda v: "" if v is None else str(v))
+    if "sample_index" in outcomes.columns and outcomes["sample_index"].nunique() > 1:
+        out["sample"] = outcomes["sample_index"]
+    if "messages_json" in outcomes.columns:
+        out["prompt"] = outcomes["messages_json"].map(_prompt_text)
+    texts = outcomes["text"] if "text" in outcomes.columns else pd.Series(None, index=outcomes.index)
+    probs = outcomes["option_probs"] if "option_probs" in outcomes.columns else pd.Series(None, index=outcomes.index)
+    out["answer"] = [_answer(t, p) for t, p in zip(texts, probs, strict=True)]
+    column = value_column or next((c for c in ("answer", "rating", "value", "decision") if c in outcomes.columns),
+                                  None)
+    if column and column in outcomes.columns:
+        out["parsed"] = outcomes[column]
+    if "decision" in outcomes.columns and column != "decision":
+        out["decision"] = outcomes["decision"]
+    reason = next((c for c in ("reason", "parse_reason") if c in outcomes.columns), None)
+    if reason:
+        out["reason"] = outcomes[reason]
+    if "status" in outcomes.columns:
+        out["status"] = outcomes["status"]
+    return out.reset_index(drop=True)

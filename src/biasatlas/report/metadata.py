@@ -1,0 +1,89 @@
+"""The report's closing sections: what ran (models, revisions, settings, versions, dates) and the papers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from biasatlas.report.html import Section
+from biasatlas.store import Store
+
+#: the papers biasatlas implements, cited by author and year in the methods texts
+REFERENCES = (
+    "Cao, Y. T., Sotnikova, A., Zhao, J., Zou, L. X., Rudinger, R., & Daumé III, H. (2024). Multilingual large "
+    "language models leak human stereotypes across language boundaries.",
+    "Fagan, J. H., Juyaal, R., Yu, A. Y.-M., & Pun, S. (2025). The Biased Samaritan: LLM biases in perceived "
+    "kindness.",
+    "Ikae, C., Rafnsdóttir, G. L., Haraldsdóttir, R. K., & Kurpicz-Briki, M. (2025). Extending the contact "
+    "hypothesis: Cross-linguistic evaluation of religion and nationality bias when prompting LLMs in German and "
+    "Icelandic.",
+    "Le Jeune, P., Duchesne, E., Palminteri, S., Xiao, W., Houssin, B., Malézieux, B., & Dora, M. (2025). "
+    "StereoTales: Multilingual stereotypes in open-ended LLM generation.",
+    "Raj, C., Mukherjee, A., Caliskan, A., Anastasopoulos, A., & Zhu, Z. (2024). Breaking bias, building "
+    "bridges: Evaluation and mitigation of social biases in LLMs via contact hypothesis. AAAI/ACM Conference "
+    "on AI, Ethics, and Society (AIES).",
+    "Newcombe, R. G. (1998). Improved confidence intervals for the difference between binomial proportions "
+    "based on paired data. Statistics in Medicine, 17, 2635–2650.",
+    "Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal of "
+    "Statistics, 6, 65–70.",
+    "Benjamini, Y., & Hochberg, Y. (1995). Controlling the false discovery rate. Journal of the Royal "
+    "Statistical Society B, 57, 289–300.",
+)
+
+
+def runs_table(store: Store) -> pd.DataFrame:
+    """One row per run: probe, model and what identifies it, settings, counts, status, dates, versions."""
+    runs = store.runs()
+    rows = []
+    for run in runs.to_dict("records"):
+        config: dict[str, Any] = json.loads(run.get("config_json") or "{}")
+        totals: dict[str, Any] = json.loads(run.get("totals_json") or "{}")
+        settings = config.get("settings") or {}
+        backend = config.get("backend") or {}
+        versions = config.get("versions") or {}
+        described = backend if isinstance(backend, dict) else {"description": str(backend)}
+        rows.append({
+            "run_id": run["run_id"],
+            "probe": run["probe"],
+            "model": run["backend_id"],
+            "model details": "; ".join(f"{k} {v}" for k, v in described.items() if v not in (None, "", {}))[:300],
+            "settings": "; ".join(f"{k} {settings[k]}" for k in ("mode", "max_tokens", "temperature", "seed")
+                                  if k in settings),
+            "samples": config.get("samples"),
+            "planned": totals.get("planned"),
+            "new": totals.get("new"),
+            "cached": totals.get("cached"),
+            "failed": totals.get("failed"),
+            "status": run["status"],
+            "started": run["started_at"],
+            "finished": run["finished_at"],
+            "versions": "; ".join(f"{k} {v}" for k, v in versions.items() if v),
+        })
+    return pd.DataFrame(rows)
+
+
+def runs_section(store: Store) -> Section | None:
+    """What ran, for the reader who has to reproduce it."""
+    table = runs_table(store)
+    if table.empty:
+        return None
+    section = Section(
+        title="Runs: models, settings, versions",
+        key="runs",
+        methods="Every run recorded in the study, in order: the model as biasatlas identifies it (server URL and "
+        "model name, or the digest of the local weights and adapter), what the backend reported about it, the "
+        "decoding settings, the counts (planned, newly asked, from the cache, failed), status, dates (UTC) and the "
+        "versions of biasatlas and its libraries.",
+    )
+    section.add_table(table, caption="Runs")
+    return section
+
+
+def references_section() -> Section:
+    """The bibliography of the methods cited in the report."""
+    section = Section(title="References", key="references")
+    for reference in REFERENCES:
+        section.add_text(reference)
+    return section

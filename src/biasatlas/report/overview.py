@@ -1,0 +1,153 @@
+"""The report's first section: a model x probe x language grid of headline measures and validity."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from biasatlas.report.html import Section, escape
+from biasatlas.report.publish import readable_columns
+
+METHODS = (
+    "One cell per model and language of each probe. The headline is an effect against the probe's own "
+    "reference with its 95% interval: contact, the change in the percentage of biased answers from no "
+    "contact to positive contact on the same prompt sets (exact McNemar test; Raj et al. 2024); samaritan, "
+    "the group whose ratings are furthest from the no-demographic control over the same scenario cells "
+    "(paired t-test; Fagan et al. 2025), with how many groups differ. p-values are adjusted with Holm over "
+    "every headline test of a probe in the study; * marks adjusted p < 0.05. A cell without * is not "
+    "evidence of no difference. Probes without a headline here (stories, leakage, debias) are summarised "
+    "in their own sections. Click a cell to see the answers behind it. Validity: readable answers (n and %) "
+    "and refusals per cell; the rates describe the readable answers only."
+)
+
+
+def _fmt(value: float) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:+.1f}"
+
+
+def _cell(probe: str, model: str, language: str, text: str, title: str) -> str:
+    return (
+        f"<td class='drill' data-probe='{escape(probe)}' data-model='{escape(model)}' "
+        f"data-language='{escape(language)}' title='{escape(title)}'>{text}</td>"
+    )
+
+
+def grid_html(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.DataFrame], titles: dict[str, str]) -> str:
+    """The overview grid: rows models, columns probe x language; every value escaped."""
+    columns: list[tuple[str, str]] = []
+    models: set[str] = set()
+    for probe, table in validity.items():
+        if table.empty:
+            continue
+        for language in sorted(table["language"].astype(str).unique()):
+            columns.append((probe, language))
+        models.update(table["model"].astype(str))
+    for table in headlines.values():
+        if not table.empty:
+            models.update(table["model"].astype(str))
+    # a model asked in several modes has one headline row per mode, "model (mode)"
+    models -= {m.rsplit(" (", 1)[0] for m in models if m.endswith(")") and " (" in m}
+    if not columns:
+        return ""
+    head = "".join(f"<th>{escape(titles.get(p, p))}<br>{escape(lang)}</th>" for p, lang in columns)
+    body = []
+    for model in sorted(models):
+        cells = [f"<td>{escape(model)}</td>"]
+        for probe, language in columns:
+            cells.append(_grid_cell(probe, model, language, headlines.get(probe), validity[probe]))
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        "<div class='table'><p class='caption'>Headline effect [95% CI] (* adjusted p &lt; 0.05) · readable "
+        "answers · refusals, per model, probe and language. Hover for the test, n and p; click for the "
+        "answers.</p><table class='overview data display compact'><thead><tr><th>Model</th>"
+        f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _grid_cell(probe: str, model: str, language: str, heads: pd.DataFrame | None, validity: pd.DataFrame) -> str:
+    base = model.rsplit(" (", 1)[0] if model.endswith(")") else model
+    v = validity[validity["model"].astype(str).isin([model, base]) & (validity["language"].astype(str) == language)]
+    vrow = v.iloc[0] if not v.empty else None
+    lines, title = [], []
+    if heads is not None and not heads.empty:
+        h = heads[(heads["model"].astype(str) == model) & (heads["language"].astype(str) == language)]
+        if not h.empty:
+            row = h.iloc[0]
+            mark = "<span class='sig'>*</span>" if bool(row["significant"]) else ""
+            lines.append(f"{_fmt(row['estimate'])} [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]{mark}")
+            title.append(f"{row['measure']}; {row['test']}; n {row['n']}; p {row['p']:.3g}; "
+                         f"adjusted p (Holm) {row['p_adj']:.3g}")
+    if vrow is not None:
+        pct = vrow.get("readable_pct")
+        shown = "–" if pct is None or pct != pct else f"{pct:.0f}%"
+        lines.append(f"readable {shown} of {int(vrow['answers'])}")
+        lines.append(f"refusals {int(vrow.get('refusals', 0))}")
+    if not lines:
+        return "<td>–</td>"
+    text = "<br>".join(escape(line) if "<span" not in line else _escape_keep_mark(line) for line in lines)
+    return _cell(probe, model, language, text, "; ".join(title) or "validity of the answers")
+
+
+def _escape_keep_mark(line: str) -> str:
+    mark = "<span class='sig'>*</span>"
+    return escape(line.replace(mark, "")) + mark
+
+
+def overview_section(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.DataFrame],
+                     titles: dict[str, str]) -> Section | None:
+    """The overview: the grid, the headline tests as a table and an interactive plot of the effects."""
+    grid = grid_html(headlines, validity, titles)
+    if not grid:
+        return None
+    section = Section(title="Overview", methods=METHODS, key="overview")
+    section.add_html(grid)
+    frames = [t.assign(probe=titles.get(p, p)) for p, t in headlines.items() if not t.empty]
+    if frames:
+        table = pd.concat(frames, ignore_index=True)
+        ordered = table[["probe", "model", "language", "measure", "estimate", "ci_low", "ci_high", "test", "n",
+                         "p", "p_adj", "significant"]]
+        section.add_table(ordered, caption="Headline tests (Holm-adjusted within each probe)")
+        section.add_plot(_forest(table), caption="Headline effects with 95% intervals (hover for n and p)")
+    return section
+
+
+def _forest(table: pd.DataFrame) -> Any:
+    """One panel per probe: the effect of each model x language with its interval."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    probes = list(dict.fromkeys(table["probe"]))
+    fig = make_subplots(rows=len(probes), cols=1, subplot_titles=probes, vertical_spacing=0.12)
+    for i, probe in enumerate(probes, 1):
+        part = table[table["probe"] == probe]
+        labels = part["model"].astype(str) + " · " + part["language"].astype(str)
+        hover = [
+            f"{m}<br>{t}<br>n {n}, p {p:.3g}, adjusted p {q:.3g}"
+            for m, t, n, p, q in zip(part["measure"], part["test"], part["n"], part["p"], part["p_adj"], strict=True)
+        ]
+        fig.add_trace(
+            go.Scatter(
+                x=part["estimate"], y=labels, mode="markers",
+                error_x={"type": "data", "symmetric": False, "array": part["ci_high"] - part["estimate"],
+                         "arrayminus": part["estimate"] - part["ci_low"], "color": "#555"},
+                marker={"color": ["#b03a2e" if s else "#555" for s in part["significant"]], "size": 9},
+                hovertext=hover, hoverinfo="text", name=probe, showlegend=False,
+            ),
+            row=i, col=1,
+        )
+        fig.add_vline(x=0, line={"color": "#999", "dash": "dot"}, row=i, col=1)
+    fig.update_layout(height=180 + 90 * len(table), margin={"l": 10, "r": 10, "t": 40, "b": 30},
+                      template="plotly_white")
+    return fig
+
+
+def validity_table_html(validity: dict[str, pd.DataFrame], titles: dict[str, str]) -> pd.DataFrame:
+    """All probes' validity rows in one frame, for the overview's table and files."""
+    frames = [t.assign(probe=titles.get(p, p)) for p, t in validity.items() if not t.empty]
+    if not frames:
+        return pd.DataFrame()
+    table = pd.concat(frames, ignore_index=True)
+    first = ["probe", "model", "language"]
+    return readable_columns(table[first + [c for c in table.columns if c not in first]])

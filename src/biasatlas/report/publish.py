@@ -1,0 +1,154 @@
+"""Publication outputs of a report: readable column names, tables as CSV and LaTeX, figures as SVG and PDF."""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+# Column names the analyses use, as a reader of a paper expects them.
+_EXACT = {
+    "n": "n",
+    "p": "p",
+    "p_adj": "adjusted p",
+    "p_value": "p",
+    "q": "q (BH)",
+    "q_value": "q (BH)",
+    "ci_low": "95% CI low",
+    "ci_high": "95% CI high",
+    "pct": "%",
+    "or": "odds ratio",
+    "odds_ratio": "odds ratio",
+    "log_or": "log odds ratio",
+    "df": "df",
+    "se": "SE",
+    "sd": "SD",
+    "n_pairs": "pairs (n)",
+    "n_sets": "prompt sets (n)",
+    "backend_id": "model",
+    "run_id": "run",
+    "latency_s": "latency (s)",
+    "prompt_tokens": "prompt tokens",
+    "completion_tokens": "completion tokens",
+    "significant": "significant (after correction)",
+}
+_SUFFIXES = (
+    ("_ci_low", " 95% CI low"),
+    ("_ci_high", " 95% CI high"),
+    ("_pct", " %"),
+    ("_count", " (n)"),
+    ("_n", " (n)"),
+    ("_p_adj", " adjusted p"),
+    ("_p", " p"),
+    ("_mean", " mean"),
+    ("_sd", " SD"),
+)
+
+
+def column_label(name: object) -> str:
+    """``toward_count`` -> ``Toward (n)``, ``p_adj`` -> ``adjusted p``; names with spaces stay as they are."""
+    text = str(name)
+    if " " in text or not re.fullmatch(r"[A-Za-z0-9_]+", text):
+        return text
+    if text in _EXACT:
+        return _EXACT[text]
+    lowered = text.lower()
+    for suffix, label in _SUFFIXES:
+        if lowered.endswith(suffix) and len(lowered) > len(suffix):
+            stem = text[: -len(suffix)]
+            return _EXACT.get(stem, _words(stem)) + label
+    return _words(text)
+
+
+def _words(text: str) -> str:
+    spaced = text.replace("_", " ").strip()
+    return spaced[:1].upper() + spaced[1:] if spaced else text
+
+
+def readable_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with every column named for a reader; a name two columns would share is kept raw."""
+    labels = [column_label(c) for c in frame.columns]
+    if len(set(labels)) != len(labels):
+        seen: set[str] = set()
+        fixed = []
+        for raw, label in zip(frame.columns, labels, strict=True):
+            fixed.append(label if label not in seen else str(raw))
+            seen.add(label)
+        labels = fixed
+    return frame.set_axis(labels, axis=1)
+
+
+def slug(text: str, fallback: str) -> str:
+    """A file-name-safe short form of ``text``."""
+    cut = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].strip("-")
+    return cut or fallback
+
+
+@dataclass
+class TableFile:
+    """A report table kept for the publication files."""
+
+    frame: pd.DataFrame
+    caption: str
+
+
+@dataclass
+class FigureFile:
+    """A figure rendered once as SVG and PDF for the publication files."""
+
+    svg: bytes
+    pdf: bytes
+    caption: str
+
+
+def render_figure(figure: Any, caption: str) -> FigureFile:
+    """A matplotlib figure as SVG (shown in the page too) and PDF; the figure is closed."""
+    import matplotlib.pyplot as plt
+
+    files = {}
+    for fmt in ("svg", "pdf"):
+        buf = io.BytesIO()
+        # no timestamp, so the same study gives the same bytes
+        figure.savefig(buf, format=fmt, bbox_inches="tight", metadata={"Date": None})
+        files[fmt] = buf.getvalue()
+    plt.close(figure)
+    return FigureFile(files["svg"], files["pdf"], caption)
+
+
+def latex_table(frame: pd.DataFrame, caption: str) -> str:
+    """A LaTeX ``table`` (booktabs) with escaped cells and the caption."""
+    shown = frame.copy()
+    for column in shown.columns:
+        if shown[column].dtype == object:
+            shown[column] = shown[column].map(lambda v: v if not isinstance(v, (list, dict, tuple)) else str(v))
+    body = shown.to_latex(index=False, escape=True, na_rep="--", float_format=lambda v: f"{v:.4g}")
+    cap = caption.replace("\\", "\\textbackslash{}")
+    for char in "&%$#_{}":
+        cap = cap.replace(char, "\\" + char)
+    return f"\\begin{{table}}[ht]\n\\centering\n\\caption{{{cap}}}\n{body}\\end{{table}}\n"
+
+
+def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFile]]) -> list[Path]:
+    """Write each item as ``NN-slug.csv``/``.tex`` (tables) or ``.svg``/``.pdf`` (figures); old files go."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for old in directory.iterdir():
+        if old.is_file() and old.suffix in (".csv", ".tex", ".svg", ".pdf"):
+            old.unlink()
+    written: list[Path] = []
+    for stem, item in numbered:
+        if isinstance(item, TableFile):
+            csv = directory / f"{stem}.csv"
+            item.frame.to_csv(csv, index=False)
+            tex = directory / f"{stem}.tex"
+            tex.write_text(latex_table(item.frame, item.caption), encoding="utf-8")
+            written += [csv, tex]
+        else:
+            svg, pdf = directory / f"{stem}.svg", directory / f"{stem}.pdf"
+            svg.write_bytes(item.svg)
+            pdf.write_bytes(item.pdf)
+            written += [svg, pdf]
+    return written
