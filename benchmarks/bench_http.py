@@ -1,12 +1,15 @@
 """Throughput of the OpenAI-compatible backend against a local stub answering after a fixed delay.
 
-End to end through the runner and the SQLite store (plan recorded, every answer committed), at
-concurrency 1, 8, 32 and 128, against the ideal ``concurrency / delay`` prompts per second; then
-the CLI (``biasatlas run contact``, 1,281 prompts at concurrency 32) timed as a user sees it,
-start-up included. ``--baseline`` also times a bare aiohttp client (no store, no pipeline) in the
-same conditions, which tells the machine's load apart from the pipeline's cost.
+At each concurrency (1, 8, 32, 128), against the ideal ``concurrency / delay`` prompts per second,
+back to back: (1) the library, ``runner.run_plan`` into a fresh SQLite study (plan recorded, every
+answer committed); (2) the CLI, ``biasatlas run contact --limit L`` into a fresh study, about the
+same number of requests, rated by the run's own clock (``totals.seconds``: plan, requests, store)
+and by the whole process's wall time (start-up and plan building included); (3) with ``--baseline``,
+a bare aiohttp client (no store, no pipeline) on the same stub, which tells the machine's load
+apart from the pipeline's cost. CPU time per prompt is given for (1) and (3): it moves less with
+the neighbours' load than the rates do.
 
-    .venv/bin/python benchmarks/bench_http.py [--delay 0.05] [--levels 1,8,32,128] [--baseline] [--json OUT]
+    .venv/bin/python benchmarks/bench_http.py [--delay 0.05] [--levels 1,8,32,128] [--baseline] [--no-cli] [--json OUT]
 
 The stub runs in its own process, as a real server would; on a 2-core machine it shares the cores
 with the client, so the load average (printed) matters: note it with the figures.
@@ -41,6 +44,10 @@ def load_stub() -> Any:
 
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
 
 def bench_pipeline(url: str, concurrency: int, n: int, mode: str) -> dict[str, Any]:
@@ -106,8 +113,10 @@ def bench_bare(url: str, concurrency: int, n: int) -> dict[str, Any]:
             await asyncio.gather(*(worker() for _ in range(concurrency)))
             return time.perf_counter() - started
 
+    cpu = time.process_time()
     wall = asyncio.run(main())
-    return {"seconds": round(wall, 3), "prompts_per_s": round(n / wall, 1)}
+    cpu = time.process_time() - cpu
+    return {"seconds": round(wall, 3), "prompts_per_s": round(n / wall, 1), "cpu_us_per_prompt": round(cpu / n * 1e6)}
 
 
 def bench_cli(url: str, concurrency: int, limit: int) -> dict[str, Any]:
@@ -139,18 +148,21 @@ def bench_cli(url: str, concurrency: int, limit: int) -> dict[str, Any]:
         with Store(tmp) as store:
             run = store.last_run("contact")
             requests = store.response_count()
-    assert run is not None
-    startup = time.perf_counter()
-    subprocess.run([exe, "--help"], capture_output=True, check=True)
-    help_wall = time.perf_counter() - startup
+    assert run is not None and run["status"] == "complete", run["status"]
     return {
         "command": " ".join(cmd[1:]).replace(tmp, "STUDY"),
         "prompts": run["totals"]["planned"],
         "distinct_requests": requests,
         "wall_s": round(wall, 2),
         "runner_s": run["totals"]["seconds"],
-        "cli_startup_s (biasatlas --help)": round(help_wall, 2),
     }
+
+
+def cli_startup() -> float:
+    """Wall seconds of ``biasatlas --help`` (imports and start-up only)."""
+    started = time.perf_counter()
+    subprocess.run([str(Path(sys.executable).parent / "biasatlas"), "--help"], capture_output=True, check=True)
+    return round(time.perf_counter() - started, 2)
 
 
 def main() -> None:
@@ -168,6 +180,8 @@ def main() -> None:
     results: dict[str, Any] = {"delay_s": args.delay, "mode": args.mode, "cpus": os.cpu_count(), "levels": []}
     flags = ["--delay", str(args.delay)] + ([] if args.parse else ["--canned"])
     results["stub"] = " ".join(flags)
+    results["uptime_before"] = uptime()
+    print(results["uptime_before"], flush=True)
     with stub_mod.start_stub(*flags) as stub:
         bench_pipeline(stub.url, 8, 200, args.mode)  # warm-up: imports, connections, page cache
         for level in (int(x) for x in args.levels.split(",")):
@@ -176,17 +190,26 @@ def main() -> None:
             row: dict[str, Any] = {"concurrency": level, "prompts": n, "ideal_per_s": ideal, "load_before": load()}
             row.update(bench_pipeline(stub.url, level, n, args.mode))
             row["pct_of_ideal"] = round(100 * row["prompts_per_s"] / ideal, 1)
+            if not args.no_cli:  # --limit N: a draw of about N prompts of the contact plan
+                cli = bench_cli(stub.url, level, n)
+                asked = cli["distinct_requests"]
+                row["cli"] = cli
+                row["cli_per_s"] = round(asked / cli["runner_s"], 1)
+                row["cli_pct_of_ideal"] = round(100 * asked / cli["runner_s"] / ideal, 1)
+                row["cli_wall_pct_of_ideal"] = round(100 * asked / cli["wall_s"] / ideal, 1)
             if args.baseline:
                 bare = bench_bare(stub.url, level, n)
                 row["bare_aiohttp_per_s"] = bare["prompts_per_s"]
                 row["bare_pct_of_ideal"] = round(100 * bare["prompts_per_s"] / ideal, 1)
+                row["bare_cpu_us_per_prompt"] = bare["cpu_us_per_prompt"]
+            row["load_after"] = load()
             print(json.dumps(row), flush=True)
             results["levels"].append(row)
         if not args.no_cli:
-            cli = bench_cli(stub.url, 32, 427)
-            cli["load_before"] = load()
-            print(json.dumps(cli), flush=True)
-            results["cli"] = cli
+            results["cli_startup_s"] = cli_startup()
+            print(json.dumps({"cli_startup_s (biasatlas --help)": results["cli_startup_s"]}), flush=True)
+    results["uptime_after"] = uptime()
+    print(results["uptime_after"], flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 
