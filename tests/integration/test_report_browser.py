@@ -173,3 +173,39 @@ def _shots(tmp_path: Path) -> Path:
         DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
         return DOCS_IMAGES
     return tmp_path
+
+
+@pytest.mark.slow
+def test_report_of_20000_answers_opens(tmp_path: Path, browser: Any) -> None:
+    """Size and render time of a 20,000-answer report (figures in docs/performance.md come from this test)."""
+    rng = random.Random(3)
+    answers = ["Yes.", "No.", "Absolutely not.", "Probably not.", "I can't answer that.", "Sure, why not."]
+    study = tmp_path / "big"
+    started = time.monotonic()
+    with Store(study) as store:
+        for model in ("alpha", "beta"):
+            contact = load_probe("contact")
+            prompts = contact.plan(contact.config(languages=["en", "de", "is"], limit=10_000))
+            run_plan(prompts, FakeBackend(lambda r: rng.choice(answers), name=model), store,
+                     GenerationSettings(mode="generate"), progress=False)
+        n = store.response_count()
+        built = time.monotonic()
+        out = build_report(store, study)
+    build_s = time.monotonic() - built
+    page = Page(browser, out)
+    cell = page.page.locator("table.overview td.drill").first
+    cell.click()
+    page.page.wait_for_timeout(300)
+    info = page.page.locator("#answers-contact .dt-info").inner_text()
+    page.page.close()
+    size_mb = out.stat().st_size / 1e6
+    line = (f"report of {n} answers: {size_mb:.1f} MB, built in {build_s:.0f} s, ready in the browser in "
+            f"{page.ready_s:.1f} s (study made in {built - started:.0f} s)")
+    print(line)
+    if os.environ.get("BIASATLAS_BENCH_OUT"):
+        with open(os.environ["BIASATLAS_BENCH_OUT"], "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+    assert n >= 19_900
+    assert "filtered from" in info
+    assert page.errors == [] and page.remote() == []
+    assert size_mb < 40  # about 0.7 kB an answer with its prompt, plus 5 MB of libraries

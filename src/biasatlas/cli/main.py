@@ -132,8 +132,10 @@ def _print_validity(rows: list[dict[str, Any]], warnings: list[str], console: Co
 def report(
     study: Annotated[Path, typer.Option("--study", "-s", help="Study directory.")],
     out: Annotated[Path | None, typer.Option("--out", help="Report file (default: STUDY/report.html).")] = None,
+    files: Annotated[bool, typer.Option("--files/--no-files", help="Also write every table (CSV, LaTeX) and "
+                                        "figure (SVG, PDF) to report_files/ next to the report.")] = True,
 ) -> None:
-    """Write a self-contained HTML report with tables, figures and methods."""
+    """Write a self-contained HTML report: overview, every probe's tables and figures, the answers, methods."""
     from biasatlas.report.build import build_report
 
     store = _open_study(study)
@@ -141,11 +143,12 @@ def report(
     if target.exists() and not target.is_file():
         fail(f"{target} exists and is not a file; pass --out FILE")
     try:
-        path = build_report(store, study, out)
+        path = build_report(store, study, out, publish=files)
     except OSError as exc:
         fail(f"cannot write the report to {target}: {exc.strerror or exc}; pass --out FILE")
         raise
-    Console(stderr=True).print(f"report written: {path}")
+    Console(stderr=True).print(f"report written: {path}" + (f" (tables and figures in {path.parent / 'report_files'})"
+                                                             if files else ""))
 
 
 @app.command()
