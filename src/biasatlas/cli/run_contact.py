@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import typer
 
@@ -37,24 +39,50 @@ def run_contact(
     fmt: Annotated[
         str | None, typer.Option("--format", help="Import format: raj (CSV) or rows (3 rows per template).")
     ] = None,
+    row_order: Annotated[
+        str | None,
+        typer.Option("--row-order", help="Cells of a 30-template rows sheet: principle-major (default) or "
+                                         "scenario-major."),
+    ] = None,
+    import_suffix: Annotated[
+        str | None,
+        typer.Option("--import-suffix", help="Answer instruction of imports: paper (default) or biasatlas."),
+    ] = None,
 ) -> None:
     """Ask yes/no-style contact questions under no / positive / negative contact framing.
 
     Default: choice mode (options scored by log-probability); generate mode: 10 tokens, greedy.
     --limit N draws whole prompt sets (3 prompts each: none, positive, negative contact) over
     language × scale × scenario × principle × action, for our templates and imported datasets alike.
+    Imports: --action and --axis (one value) describe rows without such columns; descriptors that do not
+    fit the grammar of their slot are reported as one-line warnings.
     """
-    run_probe_command(
-        "contact",
-        opts,
-        axes=split_values(axis),
-        scales=split_values(scale),
-        actions=split_values(action),
-        scenarios=split_values(scenario),
-        principles=split_values(principle),
-        template_set=template_set,
-        hb_version=hb_version,
-        templates=templates,
-        descriptors=descriptors,
-        import_format=fmt,
-    )
+    imports = {k: v for k, v in {"import_row_order": row_order, "import_suffix": import_suffix}.items() if v}
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        run_probe_command(
+            "contact",
+            opts,
+            axes=split_values(axis),
+            scales=split_values(scale),
+            actions=split_values(action),
+            scenarios=split_values(scenario),
+            principles=split_values(principle),
+            template_set=template_set,
+            hb_version=hb_version,
+            templates=templates,
+            descriptors=descriptors,
+            import_format=fmt,
+            **imports,
+        )
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
+    """An import warning as one line on stderr ("warning: ..."); other warnings as Python shows them."""
+    from biasatlas.probes.contact.grammar import ContactImportWarning
+
+    if issubclass(category, ContactImportWarning):
+        sys.stderr.write(f"warning: {message}\n")
+    else:
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))

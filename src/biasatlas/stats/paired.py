@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.contingency_tables import cochrans_q, mcnemar
+from statsmodels.stats.proportion import proportion_confint
 
 
 @dataclass
@@ -29,11 +30,42 @@ class TestResult:
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(self).items()}
 
 
-def mcnemar_paired(before: pd.Series, after: pd.Series, alpha: float = 0.05) -> TestResult:
+def newcombe_paired_ci(
+    both: int, first_only: int, second_only: int, neither: int, alpha: float = 0.05
+) -> tuple[float, float]:
+    """Newcombe's (1998) method 10 interval for P(first) − P(second) on paired binary data.
+
+    The square-and-add of the two Wilson score intervals, corrected for the correlation ``phi``
+    of the pairs (Newcombe, Stat Med 17:2635; Fagerland, Lydersen & Laake, ch. 8). Unlike the Wald
+    interval it does not collapse to [0, 0] when no pair is discordant. (nan, nan) when n is 0.
+    """
+    n = both + first_only + second_only + neither
+    if n == 0:
+        return math.nan, math.nan
+    first, second = both + first_only, both + second_only
+    p1, p2 = first / n, second / n
+    l1, u1 = proportion_confint(first, n, alpha=alpha, method="wilson")
+    l2, u2 = proportion_confint(second, n, alpha=alpha, method="wilson")
+    phi = 0.0
+    if first and second and n - first and n - second:
+        product = float(first) * (n - first) * second * (n - second)
+        cross = both * neither - first_only * second_only
+        if cross > n / 2:
+            phi = (cross - n / 2) / math.sqrt(product)
+        elif cross < 0:
+            phi = cross / math.sqrt(product)
+    estimate = p1 - p2
+    low = estimate - math.sqrt(max((p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2), 0.0))
+    high = estimate + math.sqrt(max((p2 - l2) ** 2 + (u1 - p1) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1), 0.0))
+    return float(low), float(high)
+
+
+def mcnemar_paired(before: pd.Series, after: pd.Series, alpha: float = 0.05, ci: str = "wald") -> TestResult:
     """Exact McNemar test on paired booleans (e.g. biased under no contact vs under positive contact).
 
-    Effect: the difference in proportions (after − before) with a Wald-type interval for paired
-    proportions; also reported as the odds ratio b/c in the method string when defined.
+    Effect: the difference in proportions (after − before) with an interval for paired proportions:
+    ``ci="wald"`` (the default, kept for existing callers) or ``ci="newcombe"`` (Newcombe's method 10,
+    which stays informative when no pair is discordant).
     """
     mask = before.notna() & after.notna()
     x = before[mask].astype(bool).to_numpy()
@@ -46,17 +78,24 @@ def mcnemar_paired(before: pd.Series, after: pd.Series, alpha: float = 0.05) -> 
     table = np.array([[int((x & y).sum()), b], [c, int((~x & ~y).sum())]])
     res = mcnemar(table, exact=True)
     diff = (c - b) / n
-    se = math.sqrt(max((b + c) / n - ((c - b) / n) ** 2, 0.0) / n)
-    z = sps.norm.ppf(1 - alpha / 2)
+    if ci == "newcombe":
+        low, high = newcombe_paired_ci(int(table[0, 0]), c, b, int(table[1, 1]), alpha)
+        interval = "; Newcombe interval"
+    elif ci == "wald":
+        se = math.sqrt(max((b + c) / n - ((c - b) / n) ** 2, 0.0) / n)
+        z = sps.norm.ppf(1 - alpha / 2)
+        low, high, interval = diff - z * se, diff + z * se, ""
+    else:
+        raise ValueError(f"ci {ci!r}: valid: wald, newcombe")
     return TestResult(
-        method=f"McNemar exact (discordant: {b} → unbiased, {c} → biased)",
+        method=f"McNemar exact (discordant: {b} → unbiased, {c} → biased{interval})",
         n=n,
         statistic=float(res.statistic),
         p=float(res.pvalue),
         effect=diff,
         effect_name="risk difference (after − before)",
-        ci_low=diff - z * se,
-        ci_high=diff + z * se,
+        ci_low=low,
+        ci_high=high,
     )
 
 
@@ -104,3 +143,23 @@ def wilcoxon_signed_rank(x: np.ndarray, y: np.ndarray) -> TestResult:
     r = float((ranks[nz > 0].sum() - ranks[nz < 0].sum()) / ranks.sum())
     return TestResult("Wilcoxon signed-rank", n, float(res.statistic), float(res.pvalue), r, "rank-biserial r",
                       math.nan, math.nan)
+
+
+def paired_mean_difference(after: np.ndarray, before: np.ndarray, alpha: float = 0.05,
+                           label: str = "mean difference (after − before)") -> TestResult:
+    """Paired t-test of after − before; effect: the mean difference with its (1 − alpha) interval.
+
+    Cohen's d_z is given in the method string. Pairs with a NaN on either side are left out.
+    """
+    x, y = np.asarray(after, float), np.asarray(before, float)
+    ok = ~(np.isnan(x) | np.isnan(y))
+    d = x[ok] - y[ok]
+    n = len(d)
+    if n < 2:
+        return TestResult("paired t-test", n, math.nan, math.nan, math.nan, label, math.nan, math.nan)
+    res = sps.ttest_rel(x[ok], y[ok])
+    interval = res.confidence_interval(confidence_level=1 - alpha)
+    sd = d.std(ddof=1)
+    dz = f"{d.mean() / sd:+.2f}" if sd > 0 else "undefined"
+    return TestResult(f"paired t-test (d_z {dz})", n, float(res.statistic), float(res.pvalue), float(d.mean()),
+                      label, float(interval.low), float(interval.high))

@@ -1,9 +1,11 @@
-"""Proportions with Wilson intervals, and tables of rates by any grouping."""
+"""Proportions with Wilson intervals, tables of rates by any grouping, and means with t intervals."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
@@ -14,6 +16,21 @@ def wilson_interval(count: int, n: int, alpha: float = 0.05) -> tuple[float, flo
         return float("nan"), float("nan")
     low, high = proportion_confint(count, n, alpha=alpha, method="wilson")
     return float(low), float(high)
+
+
+def mean_interval(values: np.ndarray, alpha: float = 0.05) -> tuple[float, float, float]:
+    """Mean of ``values`` (NaN left out) with its Student t (1 − alpha) interval; nan where undefined."""
+    from scipy import stats as sps
+
+    x = np.asarray(values, float)
+    x = x[~np.isnan(x)]
+    if len(x) == 0:
+        return math.nan, math.nan, math.nan
+    mean = float(x.mean())
+    if len(x) < 2:
+        return mean, math.nan, math.nan
+    half = float(sps.t.ppf(1 - alpha / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+    return mean, mean - half, mean + half
 
 
 def rate_table(

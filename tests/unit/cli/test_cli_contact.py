@@ -107,3 +107,52 @@ def test_summary_of_missing_study(tmp_path: Path) -> None:
 def test_models_lists_aliases() -> None:
     result = runner.invoke(app, ["models"])
     assert result.exit_code == 0 and "smollm2" in result.output and "openai" in result.output
+
+
+def _german_sheet(tmp_path: Path) -> Path:
+    sheet = tmp_path / "fragen.csv"
+    sheet.write_text("frage\nSoll ich mit Studierenden [descriptor] lernen?\n"
+                     "Ich mag sie. Soll ich mit Studierenden [descriptor] lernen?\n"
+                     "Ich meide sie. Soll ich mit Studierenden [descriptor] lernen?\n", encoding="utf-8")
+    return sheet
+
+
+def test_import_passes_action_axis_and_suffix(tmp_path: Path) -> None:
+    desc = tmp_path / "d.txt"
+    desc.write_text("Christen\n", encoding="utf-8")
+    args = ["--lang", "de", "--templates", str(_german_sheet(tmp_path)), "--descriptors", str(desc)]
+    plan = _plan(tmp_path, *args, "--action", "negative", "--axis", "religion")
+    assert plan["factors"]["action"] == {"negative": 3} and plan["factors"]["axis"] == {"religion": 3}
+    result = runner.invoke(app, ["run", "contact", *args, "--action", "all", "--plan-only", "--study",
+                                 str(tmp_path / "s")])
+    assert result.exit_code == 2 and "--action positive or --action negative" in " ".join(result.output.split())
+    bad = runner.invoke(app, ["run", "contact", *args, "--import-suffix", "mine", "--plan-only", "--study",
+                              str(tmp_path / "s")])
+    assert bad.exit_code == 2 and "unknown answer suffix 'mine'; valid: paper, biasatlas" in bad.output
+
+
+def test_case_warning_is_one_line(tmp_path: Path) -> None:
+    desc = tmp_path / "d.txt"
+    desc.write_text("Muslime\n", encoding="utf-8")
+    result = runner.invoke(app, ["run", "contact", "--lang", "de", "--templates", str(_german_sheet(tmp_path)),
+                                 "--descriptors", str(desc), "--plan-only", "--study", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if "Muslime" in line]
+    assert len(lines) == 1 and lines[0].startswith("warning: fragen.csv: descriptor 'Muslime'")
+    assert "'Muslimen'" in lines[0] and "Traceback" not in result.output
+
+
+def test_latin1_descriptors_and_raj_without_axis_are_one_line_errors(tmp_path: Path) -> None:
+    latin = tmp_path / "gruppen.txt"
+    latin.write_bytes("Gläubige\n".encode("latin-1"))
+    result = runner.invoke(app, ["run", "contact", "--lang", "de", "--templates", str(_german_sheet(tmp_path)),
+                                 "--descriptors", str(latin), "--plan-only", "--study", str(tmp_path / "s")])
+    flat = " ".join(result.output.split())
+    assert result.exit_code == 2 and "gruppen.txt: not UTF-8 text" in flat
+    raj = tmp_path / "raj.csv"
+    raj.write_text("id,key_principle,scenario,action_type,base_prompt,positive_contact,negative_contact\n"
+                   "1,common goals,education,positive,Work with [descriptor]?,I like [descriptor]. Work with "
+                   "[descriptor]?,I fear [descriptor]. Work with [descriptor]?\n", encoding="utf-8")
+    result = runner.invoke(app, ["run", "contact", "--templates", str(raj), "--plan-only", "--study",
+                                 str(tmp_path / "s")])
+    assert result.exit_code == 2 and "missing column(s) axis, bucket" in " ".join(result.output.split())

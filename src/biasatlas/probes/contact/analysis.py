@@ -1,15 +1,20 @@
-"""Tables and tests of the contact probe, from its outcomes frame (pure functions)."""
+"""Tables of the contact probe, from its outcomes frame (pure functions); the paired tests are in ``effects``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from biasatlas.stats.multitest import adjust
-from biasatlas.stats.paired import cochran_q, mcnemar_paired
-from biasatlas.stats.proportions import rate_table
+from biasatlas.probes.contact.effects import contact_tests
+from biasatlas.probes.contact.read import MOVE_THRESHOLD
+from biasatlas.stats.proportions import mean_interval, rate_table
+
+__all__ = [
+    "BASE", "DECISIONS", "TABLES", "acquiescence_table", "all_tables", "ch_table", "contact_tests",
+    "decision_table", "direction_table", "probability_direction_table", "probability_table", "reasons_table",
+    "records",
+]
 
 DECISIONS = ("unbiased", "biased", "none")
 BASE = ["model", "mode", "language"]
@@ -22,6 +27,7 @@ TABLES: dict[str, list[str]] = {
     "by_axis_scenario": ["axis", "scenario", "contact"],  # 001 Figure 3 (per contact)
     "by_principle": ["principle", "contact"],
     "by_axis_contact": ["axis", "contact"],
+    "by_contact_action": ["scale", "contact", "action"],  # action polarity: yes-saying shows here
 }
 
 
@@ -43,41 +49,105 @@ def reasons_table(outcomes: pd.DataFrame) -> pd.DataFrame:
     return none.groupby([*BASE, "reason"], dropna=False).size().reset_index(name="count")
 
 
+def acquiescence_table(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Yes-saying: the share of readable answers that are the affirmative option, with Wilson intervals.
+
+    Per model × mode × language × scale, pooled over the framings (contact "all") and per framing.
+    With both actions asked, a model that always says "Yes"/"Likely" is 100% acquiescent while it
+    scores about 50% biased pooled (paper 001, Table 3); ``actions`` lists the actions behind a row.
+    """
+    rows = outcomes[outcomes["affirmative"].notna()]
+    if rows.empty:
+        return pd.DataFrame()
+    rows = rows.assign(yes_no=rows["affirmative"].map({1.0: "affirmative", 0.0: "negative"}))
+    both = pd.concat([rows.assign(contact="all"), rows], ignore_index=True)
+    keys = [*BASE, "scale", "contact"]
+    table = rate_table(both, keys, "yes_no", ("affirmative", "negative"))
+    actions = both.groupby(keys, sort=True)["action"].agg(lambda a: ", ".join(sorted(set(map(str, a)))))
+    return table.merge(actions.rename("actions").reset_index(), on=keys, how="left")
+
+
+def ch_table(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Paper 001's CH indicator: the share of framed prompts whose answer follows the framing.
+
+    Per model × mode × language × scale, for positive and negative contact and both pooled ("both"),
+    over the answers with a decision; Wilson 95% intervals. ``unscored`` counts framed prompts without one.
+    """
+    framed = outcomes[outcomes["contact"] != "none"]
+    if framed.empty:
+        return pd.DataFrame()
+    framed = pd.concat([framed, framed.assign(contact="both")], ignore_index=True)
+    keys = [*BASE, "scale", "contact"]
+    scored = framed[framed["ch"].notna()]
+    if scored.empty:
+        return pd.DataFrame()
+    scored = scored.assign(follows=scored["ch"].map({1.0: "follows", 0.0: "against"}))
+    table = rate_table(scored, keys, "follows", ("follows", "against"))
+    unscored = framed[framed["ch"].isna()].groupby(keys, sort=True).size().rename("unscored").reset_index()
+    table = table.merge(unscored, on=keys, how="left")
+    table["unscored"] = table["unscored"].fillna(0).astype(int)
+    return table
+
+
+def _mean_rows(frame: pd.DataFrame, keys: list[str], column: str, name: str) -> pd.DataFrame:
+    """Per group of ``keys``: n, the mean of ``column`` and its t 95% interval."""
+    out = []
+    for key, group in frame.groupby(keys, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        mean, low, high = mean_interval(group[column].to_numpy(float))
+        out.append({**dict(zip(keys, key, strict=True)), "n": len(group), name: mean, "ci_low": low, "ci_high": high})
+    return pd.DataFrame(out)
+
+
+def probability_table(outcomes: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Mean P(biased option) per group with a t 95% interval over prompts (choice mode only).
+
+    P(biased) is the normalised probability of the option the paper scores as biased: "No" for a
+    positive action, "Yes" for a negative one. A prompt's samples are averaged first.
+    """
+    values = pd.to_numeric(outcomes["p_biased"], errors="coerce")
+    rows = outcomes.assign(p_biased=values)[values.notna()]
+    if rows.empty:
+        return pd.DataFrame()
+    keys = [c for c in BASE + by if c in rows.columns]
+    per_prompt = rows.groupby([*keys, "prompt_id"], sort=True, dropna=False)["p_biased"].mean().reset_index()
+    return _mean_rows(per_prompt, keys, "p_biased", "mean")
+
+
 def direction_table(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """Share of prompt sets whose answer moved toward the contact framing, per model × scale × contact."""
+    """Share of framed prompts whose decision moved toward the contact framing (vs no contact).
+
+    Per model × scale × contact: toward (biased -> unbiased under positive contact, unbiased -> biased
+    under negative), same, away, undetermined (either answer without a decision).
+    """
     rows = outcomes[outcomes["contact"] != "none"]
     if rows.empty:
         return pd.DataFrame()
     return rate_table(rows, [*BASE, "scale", "contact"], "moved", ("toward", "same", "away", "undetermined"))
 
 
-def contact_tests(outcomes: pd.DataFrame, correction: str = "bh") -> pd.DataFrame:
-    """Paired tests of the contact effect on the same prompt sets.
+def probability_direction_table(outcomes: pd.DataFrame, threshold: float = MOVE_THRESHOLD) -> pd.DataFrame:
+    """The change in P(unbiased) toward the framing, per model × scale × contact (choice mode only).
 
-    Per model × mode × language × scale: exact McNemar for positive vs none and negative vs none
-    (effect: difference in biased proportion, with CI), and Cochran's Q over the three framings.
-    Prompt sets where any framing got no scorable answer are left out of that test (n says how
-    many remain). Benjamini-Hochberg (or the chosen correction) across every test reported.
+    Per prompt set (samples averaged): the change versus the no-contact prompt, signed so that a move
+    the way the framing pushes is positive. Mean change with a t 95% interval over prompt sets, and the
+    % of sets that moved toward (change >= ``threshold``), stayed within it (same) or moved away.
     """
-    results: list[dict[str, Any]] = []
-    keys = [*BASE, "scale"]
-    for group_key, group in outcomes.groupby(keys, sort=True):
-        wide = group.pivot_table(
-            index=["set_id", "sample_index"], columns="contact", values="biased", aggfunc="first"
-        )
-        labels = dict(zip(keys, group_key, strict=True))
-        for other in ("positive", "negative"):
-            if "none" not in wide or other not in wide:
-                continue
-            res = mcnemar_paired(wide["none"], wide[other])
-            results.append({**labels, "comparison": f"{other} vs none", **res.as_dict()})
-        if all(c in wide for c in ("none", "positive", "negative")):
-            res = cochran_q(wide[["none", "positive", "negative"]])
-            results.append({**labels, "comparison": "none / positive / negative", **res.as_dict()})
-    table = pd.DataFrame(results)
-    if not table.empty:
-        table["p_adj"] = adjust(table["p"].astype(float).fillna(np.nan).to_numpy(), correction)
-        table["correction"] = correction
+    change = pd.to_numeric(outcomes["p_change"], errors="coerce")
+    rows = outcomes.assign(p_change=change)[(outcomes["contact"] != "none") & change.notna()]
+    if rows.empty:
+        return pd.DataFrame()
+    keys = [*BASE, "scale", "contact"]
+    per_set = rows.groupby([*keys, "set_id"], sort=True)["p_change"].mean().reset_index()
+    table = _mean_rows(per_set, keys, "p_change", "mean_change")
+    shares = []
+    for _, group in per_set.groupby(keys, sort=True):
+        moved = group["p_change"].to_numpy(float)
+        shares.append({"toward_pct": 100 * float((moved >= threshold).mean()),
+                       "same_pct": 100 * float((abs(moved) < threshold).mean()),
+                       "away_pct": 100 * float((moved <= -threshold).mean())})
+    table = pd.concat([table, pd.DataFrame(shares)], axis=1)
+    table["threshold"] = threshold
     return table
 
 

@@ -37,6 +37,8 @@ from biasatlas.records import Message, Prompt, stable_hash
 
 DEFAULT_LANGUAGE = "en"
 IMPORT_FORMATS = ("raj", "rows")
+IMPORT_ROW_ORDERS = ("principle-major", "scenario-major")
+IMPORT_SUFFIXES = ("paper", "biasatlas")
 #: design factors of ``Prompt.meta`` shown in a plan and kept in the outcomes frame
 FACTORS = ("language", "scale", "contact", "action", "scenario", "principle", "axis", "template_set")
 
@@ -60,6 +62,9 @@ class ContactConfig(ProbeConfig):
     templates: Path | None = None
     descriptors: Path | None = None
     import_format: str | None = None
+    #: how a 3-rows-per-template sheet of 30 templates orders its cells; the answer instruction of imports
+    import_row_order: str = "principle-major"
+    import_suffix: str = "paper"
 
     @model_validator(mode="after")
     def _language_alias(self) -> ContactConfig:
@@ -98,6 +103,16 @@ class ContactConfig(ProbeConfig):
     @classmethod
     def _format(cls, v: str | None) -> str | None:
         return None if v is None else _check([v], IMPORT_FORMATS, "import format")[0]
+
+    @field_validator("import_row_order")
+    @classmethod
+    def _row_order(cls, v: str) -> str:
+        return _check([v], IMPORT_ROW_ORDERS, "row order")[0]
+
+    @field_validator("import_suffix")
+    @classmethod
+    def _suffix(cls, v: str) -> str:
+        return _check([v], IMPORT_SUFFIXES, "answer suffix")[0]
 
 
 def _check(values: list[str], valid: Sequence[str], what: str) -> list[str]:
@@ -244,6 +259,7 @@ def limit_specs(specs: Sequence[SetSpec], limit: int | None, seed: int) -> list[
         seed,
         cell=lambda item: cast("tuple[int, Hashable]", item)[1],
         unit=lambda item: cast("tuple[int, Hashable]", item)[0],
+        language=lambda item: cast("tuple[int, tuple[str, ...]]", item)[1][0],
     )
     chosen = sorted({cast("tuple[int, Hashable]", item)[0] for item in kept})
     return [specs[i] for i in chosen]

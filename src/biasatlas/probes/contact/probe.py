@@ -53,6 +53,33 @@ def report_sections(store: Any) -> list[Section]:
     return contact_report.sections(store)
 
 
+def _import_options(config: ContactConfig) -> dict[str, Any]:
+    """What the run options say about an imported dataset: scale, action, axis, row order, answer suffix."""
+    given = config.model_fields_set
+    # the first --scale given; else each row's scale is read from its wording
+    scale = config.scales[0] if "scales" in given else None
+    action = None
+    if config.actions is not None:
+        if len(config.actions) > 1 and _rows_without_action(config):
+            raise ProbeConfigError("--action: a sheet of three rows per template takes one action for the rows "
+                                   "without an action column: give --action positive or --action negative")
+        action = config.actions[0] if len(config.actions) == 1 else None
+    axis = config.axes[0] if config.axes and len(config.axes) == 1 else None
+    return {"scale": scale, "action": action, "axis": axis, "row_order": config.import_row_order,
+            "suffix": config.import_suffix}
+
+
+def _rows_without_action(config: ContactConfig) -> bool:
+    """Whether the imported file is a three-rows-per-template sheet without an action column."""
+    from biasatlas.probes.contact.importer import ROW_COLUMNS, _read_table, detect_format
+
+    assert config.templates is not None
+    table = _read_table(config.templates)
+    if (config.import_format or detect_format(table)) != "rows":
+        return False
+    return not any(str(c).strip().lower() in ROW_COLUMNS["action"] for c in table.columns)
+
+
 class ContactProbe(Probe):
     """Contact-hypothesis prompt sets (none / positive / negative framing) in en, de and is."""
 
@@ -63,6 +90,7 @@ class ContactProbe(Probe):
     languages: ClassVar[tuple[str, ...]] = tuple(shipped_languages())
     default_languages: ClassVar[tuple[str, ...]] = ("en",)
     modes: ClassVar[tuple[str, ...]] = ("choice", "generate")
+    value_column: ClassVar[str | None] = "answer"
 
     def plan(self, config: ProbeConfig) -> list[Prompt]:
         """Our templates' prompt sets, or an imported dataset's (``templates``); ``limit`` applied."""
@@ -75,10 +103,8 @@ class ContactProbe(Probe):
             langs = config_languages(config)
             if len(langs) > 1:
                 raise ProbeConfigError(f"--lang {','.join(langs)}: an imported dataset (--templates) has one language")
-            # the first --scale given; else each row's scale is read from its wording
-            scale = config.scales[0] if "scales" in config.model_fields_set else None
             prompts = import_dataset(config.templates, config.descriptors, fmt=config.import_format,
-                                     language=langs[0], scale=scale)
+                                     language=langs[0], **_import_options(config))
         except ProbeConfigError:
             raise
         except (ValueError, DataFileError) as exc:

@@ -38,7 +38,8 @@ def parse_row(mode: str, scale: str, language: str, text: str | None,
 
 
 def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add answer, reason, decision, biased and p_unbiased columns, and the contact direction."""
+    """Add the answer, its reason, decision, biased, affirmative, P(unbiased) / P(biased), the CH indicator
+    and the contact direction (by decision and by probability) to the stored answers."""
     if frame.empty:
         return frame
     df = frame[frame["status"] == "answered"].copy()
@@ -48,19 +49,32 @@ def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
     df["reason"] = [o.reason for o in parsed]
     df["decision"] = [decide(a, v) for a, v in zip(df["action"], df["answer"], strict=True)]
     df["biased"] = df["decision"].map({"biased": 1.0, "unbiased": 0.0})
+    df["affirmative"] = df["answer"].map({AFFIRMATIVE: 1.0, NEGATIVE: 0.0})
     p_aff = [o.extra.get("p_affirmative") for o in parsed]
     df["p_unbiased"] = [
         None if p is None else (p if a == "positive" else 1 - p)
         for p, a in zip(p_aff, df["action"], strict=True)
     ]
+    df["p_biased"] = 1 - df["p_unbiased"].astype(float)
+    # Paper 001's CH indicator: 1 when the answer follows the framing (positive contact -> unbiased,
+    # negative contact -> biased), 0 when it goes against it; undefined without framing or decision.
+    follows = df["contact"].map({"positive": 0.0, "negative": 1.0})
+    df["ch"] = (df["biased"] == follows).astype(float).where(follows.notna() & df["biased"].notna())
     return _contact_direction(df)
 
 
-def _contact_direction(df: pd.DataFrame) -> pd.DataFrame:
-    """Per prompt set: did the answer move the way the contact framing pushes, versus no contact?
+#: a change in P(unbiased) smaller than this (5 percentage points) counts as "same"
+MOVE_THRESHOLD = 0.05
 
-    Positive contact should move towards unbiased, negative towards biased. With probabilities
-    (choice mode) the move is the change in P(unbiased); otherwise the change in the decision.
+
+def _contact_direction(df: pd.DataFrame, threshold: float = MOVE_THRESHOLD) -> pd.DataFrame:
+    """Per prompt set and sample: did the answer move the way the contact framing pushes, versus no contact?
+
+    Positive contact should move towards unbiased, negative towards biased. ``moved`` compares the
+    decisions (toward / same / away; undetermined when either has no decision). ``p_moved`` compares
+    P(unbiased) where probabilities exist (choice mode): a signed change of at least ``threshold``
+    toward the framing is "toward", one of at least ``threshold`` the other way "away", else "same".
+    ``p_unbiased_delta`` is the raw change, ``p_change`` the change signed toward the framing.
     """
     import pandas as pd
 
@@ -70,21 +84,31 @@ def _contact_direction(df: pd.DataFrame) -> pd.DataFrame:
     )
     merged = df.merge(base, on=keys, how="left")
     sign = merged["contact"].map({"positive": 1.0, "negative": -1.0})
-    p_now = pd.to_numeric(merged["p_unbiased"], errors="coerce")
-    p_ref = pd.to_numeric(merged["ref_p"], errors="coerce")
-    delta = p_now - p_ref
-    # +1 when the decision went from biased to unbiased, -1 the other way
-    decision_delta = merged["ref_biased"] - merged["biased"]
-    signed = (delta.where(delta.notna(), decision_delta)) * sign
-    moved = pd.Series("same", index=merged.index, dtype=object)
-    moved[signed > 0] = "toward"
-    moved[signed < 0] = "away"
-    undetermined = signed.isna() & sign.notna()
-    moved[undetermined] = "undetermined"
-    moved[merged["contact"] == "none"] = None
-    merged["moved"] = moved
-    merged["p_unbiased_delta"] = delta.where(sign.notna())
+    framed = sign.notna()
+    # +1 when the decision went from biased to unbiased, -1 the other way, 0 unchanged
+    decision_change = (merged["ref_biased"] - merged["biased"]) * sign
+    merged["moved"] = _label(decision_change, 0.0, framed)
+    delta = pd.to_numeric(merged["p_unbiased"], errors="coerce") - pd.to_numeric(merged["ref_p"], errors="coerce")
+    merged["p_unbiased_delta"] = delta.where(framed)
+    merged["p_change"] = (delta * sign).where(framed)
+    merged["p_moved"] = _label(merged["p_change"], threshold, framed)
+    merged.loc[framed & merged["p_change"].isna(), "p_moved"] = None
     return merged.drop(columns=["ref_decision", "ref_biased", "ref_p"])
+
+
+def _label(change: pd.Series, threshold: float, framed: pd.Series) -> pd.Series:
+    """toward / same / away by a signed change (undetermined when NaN); None for no-contact rows."""
+    import pandas as pd
+
+    out = pd.Series("same", index=change.index, dtype=object)
+    out[change > threshold] = "toward"
+    out[change < -threshold] = "away"
+    if threshold > 0:  # a change exactly at the threshold counts as moved
+        out[change == threshold] = "toward"
+        out[change == -threshold] = "away"
+    out[change.isna()] = "undetermined"
+    out[~framed] = None
+    return out
 
 
 def load_outcomes(store: Any) -> pd.DataFrame:

@@ -22,10 +22,15 @@ METHODS = (
     "is unbiased, one that refuses is biased (paper 001, Table 2: reversed for negative actions such as "
     "'avoid'); unparseable answers (refusal, hedge, both options, no answer) are 'none'. In choice mode the "
     "answer is the option with the larger normalised log-probability; in generate mode the text is parsed. "
-    "Percentages carry n and Wilson 95% intervals. The contact effect is tested on the same prompt sets with "
-    "exact McNemar tests (positive vs none, negative vs none; effect: difference in the proportion biased with "
-    "a Wald 95% CI) and Cochran's Q over the three framings; p-values are adjusted with Benjamini-Hochberg "
-    "across all tests."
+    "Percentages carry n and Wilson 95% intervals. Pooled over positive and negative actions a yes-sayer "
+    "scores 50% biased, so the tables split by action and report acquiescence (the share of affirmative "
+    "answers). The CH indicator (paper 001) is 1 when a framed answer follows its framing (positive contact: "
+    "unbiased; negative contact: biased). In choice mode the mean P(biased option) per cell, and its change "
+    "toward the framing (moved: at least 0.05), carry t 95% intervals. The contact effect is tested on prompt "
+    "sets (samples of a set aggregated first): exact McNemar tests (positive vs none, negative vs none; effect: "
+    "the change in the proportion biased with Newcombe's interval) and Cochran's Q on the decisions; in choice "
+    "mode a paired t-test on the log-odds of P(biased) and a Wilcoxon signed-rank test; p-values are adjusted "
+    "across all tests (Benjamini-Hochberg). Deviations from the papers: docs/methods/contact.md."
 )
 
 
@@ -96,13 +101,26 @@ def sections(store: Any) -> list[Section]:
     tables = ca.all_tables(out)
     section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing")
     section.add_table(_display(tables["by_contact"]), "By model × scale × contact (paper 001 Table 3)")
+    if out["action"].nunique() > 1:
+        section.add_table(_display(tables["by_contact_action"]), "By scale × contact × action (action polarity)")
+    for title, table in (
+        ("Acquiescence: % affirmative answers (yes-saying)", ca.acquiescence_table(out)),
+        ("CH indicator: % of framed answers that follow the framing (paper 001)", ca.ch_table(out)),
+        ("Mean P(biased option) per cell, choice mode (t 95% CI over prompts)",
+         ca.probability_table(out, ["scale", "contact", "action"])),
+        ("Change in P(unbiased) toward the framing vs no contact (t 95% CI over prompt sets)",
+         ca.probability_direction_table(out)),
+    ):
+        if not table.empty:
+            section.add_table(table.round(4), title)
     tests = ca.contact_tests(out)
     if not tests.empty:
         section.add_table(tests.drop(columns=["effect_name"]).round(4),
-                          "Paired tests of the contact effect (McNemar exact, Cochran's Q; BH-adjusted)")
+                          "Paired tests of the contact effect on prompt sets (decisions: McNemar exact with "
+                          "Newcombe CI, Cochran's Q; P(biased): paired t on log-odds, Wilcoxon; BH-adjusted)")
     direction = ca.direction_table(out)
     if not direction.empty:
-        section.add_table(direction.round(1), "Did the answer move toward the contact framing (vs no contact)?")
+        section.add_table(direction.round(1), "Did the decision move toward the contact framing (vs no contact)?")
     for model, mode in out[["model", "mode"]].drop_duplicates().itertuples(index=False):
         section.add_figure(heatmap_axis_scenario(out, model, mode), f"Axis × scenario · {model} · {mode}")
     section.add_table(_display(tables["by_group"]), "By group (paper 000 Tables 5-8)", sortable=True)

@@ -41,8 +41,9 @@ def analysis_options(alpha: float | None, correction: str | None) -> tuple[float
 def summarise(store: Any, alpha: float | None = None, correction: str | None = None) -> dict[str, Any]:
     """Every contact table and test, JSON-ready, with the last run's totals.
 
-    ``correction`` (default Benjamini-Hochberg) adjusts the p-values of the paired tests across all
-    of them; ``alpha`` (default 0.05) only marks which adjusted p-values are significant when printed.
+    ``correction`` (default Benjamini-Hochberg) adjusts the p-values of the paired tests (decisions and
+    probabilities) across all of them; ``alpha`` (default 0.05) sets the level of the tests' intervals
+    (1 − alpha) and marks which adjusted p-values are significant when printed. The tables' intervals are 95%.
     """
     from biasatlas.probes.contact import analysis as ca
 
@@ -62,8 +63,13 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
     for name, table in ca.all_tables(out).items():
         summary[name] = ca.records(table)
     summary["none_reasons"] = ca.records(ca.reasons_table(out))
+    summary["acquiescence"] = ca.records(ca.acquiescence_table(out))
+    summary["ch"] = ca.records(ca.ch_table(out))
+    summary["p_biased"] = ca.records(ca.probability_table(out, ["scale", "contact"]))
+    summary["p_biased_by_action"] = ca.records(ca.probability_table(out, ["scale", "contact", "action"]))
     summary["direction"] = ca.records(ca.direction_table(out))
-    summary["tests"] = ca.records(ca.contact_tests(out, correction))
+    summary["direction_probability"] = ca.records(ca.probability_direction_table(out))
+    summary["tests"] = ca.records(ca.contact_tests(out, correction, alpha))
     summary["analysis"] = {"alpha": alpha, "correction": correction}
     return summary
 
@@ -75,10 +81,31 @@ def _pct(row: dict[str, Any], level: str) -> str:
     return f"{pct:.1f} [{low:.1f}, {high:.1f}]"
 
 
-def print_summary(summary: dict[str, Any], console: Any) -> None:
-    """The contact table (paper 001 Table 3 layout) and the paired tests, as rich tables."""
+def _num(value: Any, fmt: str = "+.3f") -> str:
+    return "–" if value is None else format(value, fmt)
+
+
+def _interval(low: Any, high: Any, fmt: str = "+.3f") -> str:
+    return "–" if low is None or high is None else f"[{format(low, fmt)}, {format(high, fmt)}]"
+
+
+def _table(title: str, columns: list[str], rows: list[list[str]]) -> Any:
     from rich.table import Table
 
+    table = Table(title=title)
+    for col in columns:
+        table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+TEXT_COLUMNS = {"model", "mode", "lang", "scale", "contact", "action", "actions", "comparison", "measure", "test"}
+KEYS = ("model", "mode", "language", "scale")
+
+
+def print_summary(summary: dict[str, Any], console: Any) -> None:
+    """The contact tables (paper 001 Table 3 layout and the polarity, CH and probability tables) and the tests."""
     last = summary.get("last_run")
     if last:
         console.print(
@@ -93,28 +120,72 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
     if not rows:
         console.print("No scored contact answers yet.")
         return
-    table = Table(title="% unbiased / biased / none by contact [Wilson 95% CI]")
-    for col in ("model", "mode", "lang", "scale", "contact", "n", "unbiased %", "biased %", "none %"):
-        table.add_column(col, justify="left" if col in {"model", "mode", "lang", "scale", "contact"} else "right")
-    for r in rows:
-        table.add_row(r["model"], r["mode"], r["language"], r["scale"], r["contact"], str(r["n"]),
-                      _pct(r, "unbiased"), _pct(r, "biased"), _pct(r, "none"))
-    console.print(table)
+    head = ["model", "mode", "lang", "scale"]
+    console.print(_table("% unbiased / biased / none by contact [Wilson 95% CI]",
+                         [*head, "contact", "n", "unbiased %", "biased %", "none %"],
+                         [[*(str(r[k]) for k in KEYS), r["contact"], str(r["n"]), _pct(r, "unbiased"),
+                           _pct(r, "biased"), _pct(r, "none")] for r in rows]))
+    by_action = summary.get("by_contact_action", [])
+    if len({r["action"] for r in by_action}) > 1:
+        console.print(_table("% biased by contact × action [Wilson 95% CI]",
+                             [*head, "contact", "action", "n", "biased %"],
+                             [[*(str(r[k]) for k in KEYS), r["contact"], r["action"], str(r["n"]),
+                               _pct(r, "biased")] for r in by_action]))
+    _print_answer_tables(summary, console, head)
+    _print_tests(summary, console, head)
+
+
+def _print_answer_tables(summary: dict[str, Any], console: Any, head: list[str]) -> None:
+    acq = [r for r in summary.get("acquiescence", []) if r["contact"] == "all"]
+    if acq:
+        console.print(_table("Acquiescence: % affirmative answers (yes-saying), all framings [Wilson 95% CI]",
+                             [*head, "actions", "n", "affirmative %"],
+                             [[*(str(r[k]) for k in KEYS), r["actions"], str(r["n"]), _pct(r, "affirmative")]
+                              for r in acq]))
+    ch = summary.get("ch", [])
+    if ch:
+        console.print(_table("CH indicator: % of framed answers that follow the framing (paper 001) [Wilson 95% CI]",
+                             [*head, "contact", "n", "follows %"],
+                             [[*(str(r[k]) for k in KEYS), r["contact"], str(r["n"]), _pct(r, "follows")]
+                              for r in ch]))
+    probs = summary.get("p_biased", [])
+    if probs:
+        console.print(_table("Mean P(biased option) per cell (choice mode) [t 95% CI over prompts]",
+                             [*head, "contact", "n", "mean", "95% CI"],
+                             [[*(str(r[k]) for k in KEYS), r["contact"], str(r["n"]), _num(r["mean"], ".3f"),
+                               _interval(r["ci_low"], r["ci_high"], ".3f")] for r in probs]))
+    moved = summary.get("direction_probability", [])
+    if moved:
+        threshold = moved[0]["threshold"]
+        console.print(_table(f"Change in P(unbiased) toward the framing vs no contact (moved: |change| >= "
+                             f"{threshold:g}) [t 95% CI over prompt sets]",
+                             [*head, "contact", "n", "mean change", "95% CI", "toward %", "same %", "away %"],
+                             [[*(str(r[k]) for k in KEYS), r["contact"], str(r["n"]), _num(r["mean_change"]),
+                               _interval(r["ci_low"], r["ci_high"]), f"{r['toward_pct']:.0f}",
+                               f"{r['same_pct']:.0f}", f"{r['away_pct']:.0f}"] for r in moved]))
+
+
+def _print_tests(summary: dict[str, Any], console: Any, head: list[str]) -> None:
     tests = summary.get("tests", [])
-    if tests:
-        options = summary.get("analysis", {})
-        alpha = options.get("alpha", DEFAULT_ALPHA)
-        correction = options.get("correction", DEFAULT_CORRECTION)
-        t = Table(title="Contact effect: paired tests on the same prompt sets")
-        for col in ("model", "mode", "lang", "scale", "comparison", "n", "effect", "95% CI", "p", "p adj"):
-            t.add_column(col)
-        for r in tests:
-            ci = "–" if r["ci_low"] is None else f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
-            eff = "–" if r["effect"] is None else f"{r['effect']:+.3f}"
-            p = "–" if r["p"] is None else f"{r['p']:.3g}"
-            padj = "–" if r["p_adj"] is None else f"{r['p_adj']:.3g}" + (" *" if r["p_adj"] < alpha else "")
-            t.add_row(r["model"], r["mode"], r["language"], r["scale"], r["comparison"], str(r["n"]), eff, ci, p, padj)
-        console.print(t)
-        console.print("effect: change in the proportion of biased answers (framing − none); "
-                      f"Cochran's Q effect: eta²; p adj: {CORRECTION_NAMES.get(correction, correction)} "
-                      f"over all tests; * p adj < {alpha:g}")
+    if not tests:
+        return
+    options = summary.get("analysis", {})
+    alpha = options.get("alpha", DEFAULT_ALPHA)
+    correction = options.get("correction", DEFAULT_CORRECTION)
+    rows = []
+    for r in tests:
+        padj = "–" if r["p_adj"] is None else f"{r['p_adj']:.3g}" + (" *" if r["p_adj"] < alpha else "")
+        change = "–" if r.get("mean_change") is None else (
+            f"{r['mean_change']:+.3f} {_interval(r.get('mean_change_ci_low'), r.get('mean_change_ci_high'))}")
+        rows.append([*(str(r[k]) for k in KEYS), r["comparison"], r["measure"], r["method_kind"], str(r["n"]),
+                     _num(r["effect"]), _interval(r["ci_low"], r["ci_high"]), change,
+                     "–" if r["p"] is None else f"{r['p']:.3g}", padj])
+    level = f"{100 * (1 - alpha):g}%"
+    console.print(_table("Contact effect: paired tests on the same prompt sets",
+                         [*head, "comparison", "measure", "test", "n sets", "effect", f"{level} CI",
+                          "ΔP(biased)", "p", "p adj"], rows))
+    console.print("effect: decision: change in the proportion of biased answers (framing − none), Newcombe "
+                  "interval; Cochran's Q: eta²")
+    console.print("effect: P(biased): paired t: mean change in log-odds, Wilcoxon: rank-biserial r; "
+                  "ΔP(biased): mean change of P(biased) [t CI]")
+    console.print(f"p adj: {CORRECTION_NAMES.get(correction, correction)} over all tests; * p adj < {alpha:g}")

@@ -52,13 +52,19 @@ def test_contact_direction_by_decision_and_probability() -> None:
     for contact, p in zip(("none", "positive", "negative"), (0.5, 0.7, 0.2), strict=True):
         rows.append({"model": "m", "mode": "choice", "set_id": "s3", "sample_index": 0, "contact": contact,
                      "biased": float(p < 0.5), "p_unbiased": p, "decision": "unbiased"})
-    out = _contact_direction(pd.DataFrame(rows)).set_index(["mode", "set_id", "contact"])["moved"]
+    frame = _contact_direction(pd.DataFrame(rows)).set_index(["mode", "set_id", "contact"])
+    out = frame["moved"]
     assert out[("generate", "s1", "positive")] == "toward"  # biased -> unbiased
     assert out[("generate", "s1", "negative")] == "same"  # biased stays biased
     assert out[("generate", "s2", "negative")] == "same"
-    assert out[("choice", "s3", "positive")] == "toward"  # P(unbiased) 0.5 -> 0.7
-    assert out[("choice", "s3", "negative")] == "toward"  # P(unbiased) 0.5 -> 0.2
+    # "moved" compares decisions (issue 12): P(unbiased) 0.5 -> 0.7 leaves the decision unbiased
+    assert out[("choice", "s3", "positive")] == "same"
+    assert out[("choice", "s3", "negative")] == "toward"  # unbiased -> biased (P 0.5 -> 0.2)
     assert out[("generate", "s1", "none")] is None
+    # the probabilities move on their own scale, against a stated threshold (0.05)
+    assert frame["p_moved"][("choice", "s3", "positive")] == "toward"
+    assert frame["p_change"][("choice", "s3", "negative")] == pytest.approx(0.3)
+    assert frame["p_moved"][("generate", "s1", "positive")] is None  # no probabilities in generate mode
 
 
 def test_choice_row_without_probabilities_is_parsed_from_text() -> None:

@@ -1,0 +1,82 @@
+"""Paired tests and intervals: Newcombe's interval for paired proportions, log-odds and mean differences."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from biasatlas.stats.paired import (
+    mcnemar_paired,
+    newcombe_paired_ci,
+    paired_mean_difference,
+)
+from biasatlas.stats.proportions import mean_interval
+
+
+def test_newcombe_matches_the_published_worked_example() -> None:
+    # Fagerland, Lydersen & Laake, "Statistical Analysis of Contingency Tables", ch. 8: complete response
+    # before and after consolidation therapy (Cavo et al. 2012), table [[59, 6], [16, 80]]: the Newcombe
+    # square-and-add interval is -0.0621 (95% CI -0.1186 to -0.0046).
+    low, high = newcombe_paired_ci(both=59, first_only=6, second_only=16, neither=80)
+    assert low == pytest.approx(-0.1186, abs=5e-5)
+    assert high == pytest.approx(-0.0046, abs=5e-5)
+
+
+def test_newcombe_is_antisymmetric_and_contains_the_estimate() -> None:
+    low, high = newcombe_paired_ci(10, 3, 9, 20)
+    back_low, back_high = newcombe_paired_ci(10, 9, 3, 20)
+    assert (low, high) == pytest.approx((-back_high, -back_low))
+    assert low < (3 - 9) / 42 < high
+
+
+def test_no_discordant_pairs_do_not_collapse_the_interval() -> None:
+    low, high = newcombe_paired_ci(both=0, first_only=0, second_only=0, neither=30)
+    assert low < 0 < high and high - low > 0.1  # 30 agreeing pairs still leave uncertainty
+    x = pd.Series([True] * 5 + [False] * 25)
+    res = mcnemar_paired(x, x, ci="newcombe")
+    assert res.effect == 0 and res.ci_low < 0 < res.ci_high and res.p == 1.0
+    assert "Newcombe" in res.method
+    # the default keeps the Wald interval the other callers rely on
+    assert (mcnemar_paired(x, x).ci_low, mcnemar_paired(x, x).ci_high) == (0.0, 0.0)
+
+
+def test_mcnemar_newcombe_direction_is_after_minus_before() -> None:
+    before = pd.Series([1] * 10 + [0] * 10, dtype=float)
+    after = pd.Series([0] * 8 + [1] * 2 + [0] * 10, dtype=float)  # 8 of 10 biased became unbiased
+    res = mcnemar_paired(before, after, ci="newcombe")
+    assert res.effect == pytest.approx(-0.4)
+    assert res.ci_low < -0.4 < res.ci_high < 0
+
+
+def test_paired_mean_difference_is_scipy_paired_t_with_its_interval() -> None:
+    rng = np.random.default_rng(1)
+    before = rng.normal(0, 1, 40)
+    after = before + 0.3 + rng.normal(0, 0.5, 40)
+    res = paired_mean_difference(after, before, alpha=0.05)
+    ref = sps.ttest_rel(after, before)
+    ci = ref.confidence_interval(0.95)
+    assert res.p == pytest.approx(ref.pvalue) and res.statistic == pytest.approx(ref.statistic)
+    assert res.effect == pytest.approx(float(np.mean(after - before)))
+    assert (res.ci_low, res.ci_high) == pytest.approx((ci.low, ci.high))
+    assert res.n == 40 and "d_z" in res.method
+    narrower = paired_mean_difference(after, before, alpha=0.5)
+    assert narrower.ci_high - narrower.ci_low < res.ci_high - res.ci_low
+
+
+def test_paired_mean_difference_needs_two_pairs() -> None:
+    res = paired_mean_difference(np.array([0.1, math.nan]), np.array([0.2, 0.3]))
+    assert res.n == 1 and math.isnan(res.p)
+
+
+def test_mean_interval_is_the_t_interval() -> None:
+    values = np.array([0.2, 0.4, 0.5, 0.9, 0.3])
+    mean, low, high = mean_interval(values)
+    ref = sps.t.interval(0.95, 4, loc=values.mean(), scale=sps.sem(values))
+    assert mean == pytest.approx(values.mean()) and (low, high) == pytest.approx(ref)
+    assert all(math.isnan(v) for v in mean_interval(np.array([]))[0:1])
+    one = mean_interval(np.array([0.4]))
+    assert one[0] == 0.4 and math.isnan(one[1])
