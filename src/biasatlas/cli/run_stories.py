@@ -52,6 +52,10 @@ def run_stories(
                                  "(default 3072).")
     ] = None,
     no_extract: Annotated[bool, typer.Option("--no-extract", help="Generate stories only.")] = False,
+    seeds: Annotated[
+        Path | None, typer.Option("--seeds", help="A seeds folder (the published StereoTales layout or ours) "
+                                  "instead of the bundled seeds; its values are mapped to the bundled keys.")
+    ] = None,
     stories_per_prompt: Annotated[
         int | None, typer.Option("--stories-per-prompt", help="Deprecated: use --samples.", hidden=True)
     ] = None,
@@ -75,6 +79,8 @@ def run_stories(
         opts.samples = stories_per_prompt
     extractors = split_values(extractor) or [opts.backend.model]  # default: the generator extracts its own
     specific: dict[str, Any] = {"extractors": extractors, "extract": not no_extract}
+    if seeds is not None:
+        specific["seeds"] = str(seeds)
     if extract_max_tokens is not None:
         specific["extract_max_tokens"] = extract_max_tokens
     steps = run_probe_command("stories", opts, **specific)

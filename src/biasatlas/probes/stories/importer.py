@@ -12,16 +12,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
-from biasatlas.probes.stories.extract import _match_value
 from biasatlas.probes.stories.plan import EXTRACT_PROBE, NAME
-from biasatlas.probes.stories.seeds import PUBLISHED_LANGUAGE_ALIASES, UNKNOWN, Dimension, load_seeds, slug
+from biasatlas.probes.stories.published import ValueMapper
+from biasatlas.probes.stories.seeds import PUBLISHED_LANGUAGE_ALIASES, UNKNOWN, load_seeds
 from biasatlas.records import GenerationSettings, Message, Prompt, Request, Response
 from biasatlas.runner import RunTotals, run_plan
 from biasatlas.store import Store
@@ -83,29 +81,6 @@ def read_table(path: Path) -> pd.DataFrame:
             f"(found {list(frame.columns)})"
         )
     return frame
-
-
-def _aliases() -> dict[str, dict[str, str]]:
-    path = Path(str(resources.files("biasatlas") / "data" / "stories" / "import_aliases.yaml"))
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return {d: {slug(k): v for k, v in m.items()} for d, m in (data.get("aliases") or {}).items()}
-
-
-class ValueMapper:
-    """Published value text -> bundled key: key/label/slug match, then the alias table."""
-
-    def __init__(self) -> None:
-        self.dims = load_seeds("en").dimensions
-        self.aliases = _aliases()
-
-    def dimension(self, name: str) -> Dimension | None:
-        return self.dims.get(str(name).strip().lower().replace(" ", "_"))
-
-    def value(self, dim: Dimension, raw: Any) -> str | None:
-        found = _match_value(raw, dim)
-        if found is not None:
-            return found
-        return self.aliases.get(dim.key, {}).get(slug(str(raw)))
 
 
 def import_stories(path: Path, study: Path, seeds_dir: Path | None = None, progress: bool = False) -> dict[str, Any]:

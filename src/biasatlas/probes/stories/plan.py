@@ -12,10 +12,12 @@ from biasatlas.records import Message, Prompt
 NAME = "stories"
 TITLE = "Open-ended stories: demographic associations (StereoTales)"
 EXTRACT_PROBE = "stories-extract"
-TEMPLATE_ID = "story-v1"
+#: the published prompt template these prompts follow (the paper's main design); imported stories of
+#: other templates (neutral, negative, positive) carry theirs
+TEMPLATE_ID = "scenario_based"
 
 
-def build_prompts(seeds: Seeds, limit: int | None = None) -> list[Prompt]:
+def build_prompts(seeds: Seeds, limit: int | None = None, extra: dict[str, Any] | None = None) -> list[Prompt]:
     """One prompt per prompted value × scenario (79 × 36 = 2,844 per language).
 
     Prompt k pairs value k mod 79 with scenario k mod 36 (coprime counts, so every pair occurs
@@ -29,7 +31,8 @@ def build_prompts(seeds: Seeds, limit: int | None = None) -> list[Prompt]:
     for i, j in order[: total if limit is None else limit]:
         dim, value = pairs[i]
         scenario = scenarios[j]
-        text = seeds.story_template.format(protagonist=value.prompt, scenario=scenario.text).strip()
+        text = seeds.story_template.format(protagonist=value.prompt, scenario=scenario.text,
+                                           aspects=seeds.aspects_text).strip()
         prompts.append(
             Prompt(
                 probe=NAME,
@@ -41,6 +44,7 @@ def build_prompts(seeds: Seeds, limit: int | None = None) -> list[Prompt]:
                     "scenario_key": scenario.key,
                     "scenario_group": scenario.group,
                     "template_id": TEMPLATE_ID,
+                    **(extra or {}),
                 },
             )
         )
@@ -77,13 +81,22 @@ def design_cell(prompt: Prompt) -> tuple[str, str, str]:
     return (prompt.language, str(prompt.meta["base_attribute"]), str(prompt.meta["scenario_group"]))
 
 
-def plan_prompts(languages: Sequence[str], limit: int | None = None, seed: int = 0) -> list[Prompt]:
+def plan_prompts(
+    languages: Sequence[str], limit: int | None = None, seed: int = 0, seeds_dir: str | None = None
+) -> list[Prompt]:
     """Every language's prompts (the union), then a seeded draw of ``limit`` prompts over the cells.
 
     Stories are not paired, so the draw's unit is the prompt: ``limit`` prompts exactly, spread
     round-robin over language × prompted attribute × scenario group (19 × 9 = 171 cells a language).
+    ``seeds_dir`` is a seeds folder (the published layout or ours) used instead of the bundled seeds;
+    its values are mapped to the bundled keys (:mod:`.published`).
     """
     prompts: list[Prompt] = []
     for code in languages:
-        prompts.extend(build_prompts(load_seeds(code)))
+        if seeds_dir is None:
+            prompts.extend(build_prompts(load_seeds(code)))
+        else:
+            from biasatlas.probes.stories.published import folder_seeds
+
+            prompts.extend(build_prompts(folder_seeds(seeds_dir, code), extra={"seeds": str(seeds_dir)}))
     return limit_prompts(prompts, limit, seed, cell=design_cell)

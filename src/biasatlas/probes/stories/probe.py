@@ -56,6 +56,15 @@ class StoriesConfig(ProbeConfig):
     extractors: list[str] | None = None
     extract: bool = True
     extract_max_tokens: int = Field(default=EXTRACT_MAX_TOKENS, ge=1)
+    #: a seeds folder (the published StereoTales layout or ours) instead of the bundled seeds
+    seeds: str | None = None
+
+    @field_validator("seeds")
+    @classmethod
+    def _folder(cls, value: str | None) -> str | None:
+        if value is not None and not Path(value).is_dir():
+            raise ValueError(f"--seeds {value}: no such folder")
+        return value
 
     @field_validator("extractors")
     @classmethod
@@ -85,7 +94,7 @@ class StoriesProbe(Probe):
         from biasatlas.probes.stories.seeds import SeedError
 
         try:
-            return plan_prompts(self.languages_of(config), config.limit, config.seed)
+            return plan_prompts(self.languages_of(config), config.limit, config.seed, _own(config).seeds)
         except SeedError as exc:
             raise ProbeConfigError(str(exc)) from None
 

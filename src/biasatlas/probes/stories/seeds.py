@@ -39,6 +39,14 @@ class Dimension:
     key: str
     label: str
     values: tuple[Value, ...]
+    aspect: str | None = None
+
+    @property
+    def aspect_text(self) -> str:
+        """How the story prompt names this dimension: ``aspect``, else the label without its parenthesis."""
+        if self.aspect:
+            return self.aspect
+        return re.sub(r"\s*[(\uff08].*?[)\uff09]", "", self.label).strip() or self.label
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -69,6 +77,12 @@ class Seeds:
     extraction_template: str
     refusal_markers: tuple[str, ...]
     provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
+    aspect_separator: str = ", "
+
+    @property
+    def aspects_text(self) -> str:
+        """Every dimension's aspect, in order: what ``{aspects}`` of the story template becomes."""
+        return self.aspect_separator.join(d.aspect_text for d in self.dimensions.values())
 
     @property
     def prompted(self) -> list[tuple[Dimension, Value]]:
@@ -140,7 +154,9 @@ def _dimensions(path: Path, data: dict[str, Any]) -> dict[str, Dimension]:
                 if vkey == UNKNOWN:
                     raise SeedError(f"{path}: {dkey}.unknown is implicit; do not list it")
                 values.append(Value(str(vkey), str(v["label"]), v.get("prompt")))
-            out[str(dkey)] = Dimension(str(dkey), str(spec.get("label", dkey)), tuple(values))
+            aspect = spec.get("aspect")
+            out[str(dkey)] = Dimension(str(dkey), str(spec.get("label", dkey)), tuple(values),
+                                       str(aspect) if aspect else None)
         return out
     # published layout: {dimension: {values: [...], template_choices: [... | null]}}
     out = {}
@@ -188,7 +204,8 @@ def _load_raw(root: Path, language: str, strict: bool) -> Seeds:
     if not story:
         raise SeedError(f"{p_path}: no `story` template")
     story = str(story).replace("{context}", "{scenario}").replace("{character}", "{protagonist}")
-    for placeholder in ("{scenario}", "{protagonist}"):
+    # the bundled prompts name every aspect of the profile, as the original does
+    for placeholder in ("{scenario}", "{protagonist}", *(("{aspects}",) if strict else ())):
         if placeholder not in story:
             raise SeedError(f"{p_path}: the story template lacks {placeholder}")
     return Seeds(
@@ -199,6 +216,7 @@ def _load_raw(root: Path, language: str, strict: bool) -> Seeds:
         extraction_template=str(p_data.get("extraction") or ""),
         refusal_markers=tuple(str(m).lower() for m in p_data.get("refusal_markers") or ()),
         provenance=provenance,
+        aspect_separator=str(p_data.get("aspect_separator") or ", "),
     )
 
 
@@ -253,12 +271,6 @@ def load_seeds(language: str = "en", root: str | None = None) -> Seeds:
 
 
 def _with_extraction(seeds: Seeds, template: str) -> Seeds:
-    return Seeds(
-        seeds.language,
-        seeds.dimensions,
-        seeds.scenarios,
-        seeds.story_template,
-        template,
-        seeds.refusal_markers,
-        seeds.provenance,
-    )
+    from dataclasses import replace
+
+    return replace(seeds, extraction_template=template)
