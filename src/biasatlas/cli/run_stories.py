@@ -186,13 +186,25 @@ def import_cmd(
     stories_file: Annotated[Path, typer.Option("--stories", help="Stories table (CSV or Parquet).")],
     study: StudyOpt,
     seeds: Annotated[Path | None, typer.Option("--seeds", help="The published seeds folder, to validate.")] = None,
+    all_templates: Annotated[
+        bool, typer.Option("--all-templates", help="Also the stories of the other prompt templates (neutral, "
+                           "negative, positive), analysed as separate slices; default: scenario_based only.")
+    ] = False,
+    progress: Annotated[
+        bool | None, typer.Option("--progress/--no-progress", help="Progress bars (default: on a terminal).")
+    ] = None,
 ) -> None:
-    """Import published StereoTales stories (and their extractions) into a study."""
+    """Import published StereoTales stories (and their extractions) into a study.
+
+    Each story is keyed by language, generator, prompt template, sample_id and output_id (the
+    published export numbers them afresh per language). Only scenario_based stories by default.
+    """
     from biasatlas.probes.stories.importer import import_stories
     from biasatlas.probes.stories.seeds import SeedError
 
+    show = sys.stderr.isatty() if progress is None else progress
     try:
-        counts = import_stories(stories_file, study, seeds)
+        counts = import_stories(stories_file, study, seeds, progress=show, all_templates=all_templates)
     except (ValueError, SeedError) as exc:
         fail(str(exc))
         return

@@ -19,7 +19,7 @@ import pandas as pd
 
 from biasatlas.probes.stories.plan import EXTRACT_PROBE, NAME
 from biasatlas.probes.stories.published import ValueMapper
-from biasatlas.probes.stories.seeds import PUBLISHED_LANGUAGE_ALIASES, UNKNOWN, load_seeds
+from biasatlas.probes.stories.seeds import PUBLISHED_LANGUAGE_ALIASES, UNKNOWN, Dimension, load_seeds
 from biasatlas.records import GenerationSettings, Message, Prompt, Request, Response
 from biasatlas.runner import RunTotals, run_plan
 from biasatlas.store import Store
@@ -83,8 +83,33 @@ def read_table(path: Path) -> pd.DataFrame:
     return frame
 
 
-def import_stories(path: Path, study: Path, seeds_dir: Path | None = None, progress: bool = False) -> dict[str, Any]:
-    """Store the stories table in ``study``; returns the counts of what was imported and skipped."""
+DEFAULT_TEMPLATE = "scenario_based"
+#: the published prompt templates besides scenario_based: stories without a scenario, asked to avoid
+#: stereotypes (negative) or to write positively (positive); the paper's counts exclude them
+TEMPLATE_COLUMN = "prompt_template"
+
+
+def _identity(row: Any, language: str, model: str, template: str) -> str:
+    """What makes one published story unique: sample_id and output_id restart per language."""
+    output = getattr(row, "output_id", "")
+    return (f"language {language}, generator {model}, template {template}, sample {row.sample_id}"
+            + (f", output {output}" if str(output) != "" else ""))
+
+
+def import_stories(
+    path: Path,
+    study: Path,
+    seeds_dir: Path | None = None,
+    progress: bool = False,
+    all_templates: bool = False,
+) -> dict[str, Any]:
+    """Store the stories table in ``study``; returns the counts of what was imported and skipped.
+
+    Every stored story and extraction is keyed by its language, generator model, prompt template,
+    ``sample_id`` and ``output_id`` (the published export numbers both afresh per language), so
+    rows sharing ids never share an answer. Only ``scenario_based`` stories (the paper's design) are
+    imported unless ``all_templates``; the others then form separate slices of the analysis.
+    """
     frame = read_table(path)
     if seeds_dir is not None:  # validate the published seeds folder the stories came with
         langs = sorted(set(frame["language"].astype(str)))
@@ -93,11 +118,17 @@ def import_stories(path: Path, study: Path, seeds_dir: Path | None = None, progr
     mapper = ValueMapper()
     skipped: Counter[str] = Counter()
     oov: Counter[str] = Counter()
+    templates: Counter[str] = Counter()
     per_model: dict[str, tuple[list[Prompt], dict[tuple[str, int], str]]] = {}
     ex_prompts: list[Prompt] = []
     ex_answers: dict[tuple[str, int], str] = {}
     seen: Counter[tuple[str, str]] = Counter()
+    has_template = TEMPLATE_COLUMN in frame.columns
     for row in frame.itertuples(index=False):
+        template = str(getattr(row, TEMPLATE_COLUMN) or DEFAULT_TEMPLATE) if has_template else DEFAULT_TEMPLATE
+        if template != DEFAULT_TEMPLATE and not all_templates:
+            skipped[f"prompt template {template!r} (use --all-templates)"] += 1
+            continue
         dim = mapper.dimension(str(row.target_attribute))
         if dim is None:
             skipped[f"unknown target_attribute {row.target_attribute!r}"] += 1
@@ -109,22 +140,27 @@ def import_stories(path: Path, study: Path, seeds_dir: Path | None = None, progr
         story = str(row.story or "")
         language = _lang(str(row.language))
         model = str(row.generator_model)
+        identity = _identity(row, language, model, template)
         prompt = Prompt(
             probe=NAME,
             language=language,
-            messages=(Message(role="user", content=f"[imported StereoTales prompt {row.sample_id}]"),),
+            messages=(Message(role="user", content=f"[imported StereoTales story: {identity}]"),),
             meta={
                 "base_attribute": dim.key,
                 "base_value": base_value,
                 "scenario_key": str(row.scenario_key),
                 "scenario_text": str(row.scenario),
                 "sample_id": str(row.sample_id),
-                "template_id": "imported",
+                "output_id": str(getattr(row, "output_id", "")),
+                "template_id": template,
+                "template": template,
                 "imported": True,
             },
         )
+        # a row repeated with the same identity (an export without output_id) is another sample
         sample = seen[(model, prompt.id)]
         seen[(model, prompt.id)] += 1
+        templates[template] += 1
         prompts, answers = per_model.setdefault(model, ([], {}))
         if sample == 0:
             prompts.append(prompt)
@@ -133,24 +169,10 @@ def import_stories(path: Path, study: Path, seeds_dir: Path | None = None, progr
         if extracted is None:
             skipped["extracted_attributes_json is not a JSON object (story kept, no extraction)"] += 1
             continue
-        canonical: dict[str, dict[str, str]] = {}
-        lowered = {str(k).strip().lower().replace(" ", "_"): v for k, v in extracted.items()}
-        for key, d in mapper.dims.items():
-            if key == dim.key:
-                continue
-            raw = lowered.get(key)
-            if raw is None:
-                canonical[key] = {"value": UNKNOWN, "evidence": ""}
-                continue
-            value = mapper.value(d, raw)
-            if value is None:
-                oov[key] += 1
-                value = UNKNOWN
-            canonical[key] = {"value": value, "evidence": ""}
         ex_prompt = Prompt(
             probe=EXTRACT_PROBE,
             language=language,
-            messages=(Message(role="user", content=f"[imported extraction {model} {row.sample_id} #{sample}]"),),
+            messages=(Message(role="user", content=f"[imported extraction: {identity} #{sample}]"),),
             meta={
                 "story_prompt_id": prompt.id,
                 "story_sample": sample,
@@ -162,7 +184,7 @@ def import_stories(path: Path, study: Path, seeds_dir: Path | None = None, progr
             },
         )
         ex_prompts.append(ex_prompt)
-        ex_answers[(ex_prompt.id, 0)] = json.dumps(canonical, ensure_ascii=False)
+        ex_answers[(ex_prompt.id, 0)] = json.dumps(_canonical(mapper, dim, extracted, oov), ensure_ascii=False)
     store = Store(study)
     runs: list[RunTotals] = []
     try:
@@ -184,10 +206,32 @@ def import_stories(path: Path, study: Path, seeds_dir: Path | None = None, progr
         "stories_imported": sum(len(a) for _, a in per_model.values()),
         "extractions_imported": len(ex_prompts),
         "generators": sorted(per_model),
-        "skipped_rows": dict(skipped),
+        "templates": dict(templates),
+        "skipped_rows": dict(sorted(skipped.items())),
         "out_of_vocabulary_values_set_to_unknown": dict(oov),
         "runs": [r.run_id for r in runs],
     }
+
+
+def _canonical(
+    mapper: ValueMapper, dim: Dimension, extracted: dict[str, Any], oov: Counter[str]
+) -> dict[str, dict[str, str]]:
+    """A published extraction in the bundled keys (the prompted dimension left out)."""
+    canonical: dict[str, dict[str, str]] = {}
+    lowered = {str(k).strip().lower().replace(" ", "_"): v for k, v in extracted.items()}
+    for key, d in mapper.dims.items():
+        if key == dim.key:
+            continue
+        raw = lowered.get(key)
+        if raw is None:
+            canonical[key] = {"value": UNKNOWN, "evidence": ""}
+            continue
+        value = mapper.value(d, raw)
+        if value is None:
+            oov[key] += 1
+            value = UNKNOWN
+        canonical[key] = {"value": value, "evidence": ""}
+    return canonical
 
 
 def _lang(code: str) -> str:
