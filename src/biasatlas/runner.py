@@ -83,6 +83,7 @@ class _Writer:
         self.plan: tuple[str, Sequence[Request], list[str]] | None = plan
         self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.backlog = 4 * every
+        self.closing = threading.Event()  # set by close(): the last batch is committed without waiting
         self.answered: set[str] = set()
         self.failed: set[str] = set()
         self.counts = (0, 0)  # (answered, failed) committed so far: read by the runner's thread
@@ -102,6 +103,7 @@ class _Writer:
     def close(self) -> None:
         """Commit what was handed over and stop (a second Ctrl-C waits for that commit too)."""
         self.queue.put(_STOP)
+        self.closing.set()
         interrupted = False
         while self.thread.is_alive():
             try:
@@ -112,7 +114,7 @@ class _Writer:
             raise KeyboardInterrupt
 
     def _run(self) -> None:
-        # Woken by the first answer, the writer sleeps ``within`` seconds (the GIL is free: no
+        # Woken by the first answer, the writer waits ``within`` seconds (or until close; the GIL is free: no
         # wake-up per answer), then takes what has arrived meanwhile, up to ``every``, in one commit.
         rested = False
         try:  # the plan first: no answer is committed before the plan that asked it
@@ -127,7 +129,7 @@ class _Writer:
             if first is _STOP:
                 return
             if not rested and self.within > 0:
-                time.sleep(self.within)
+                self.closing.wait(self.within)
             batch, stop = [first], False
             while len(batch) < self.every:
                 try:
