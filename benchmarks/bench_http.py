@@ -6,10 +6,12 @@ answer committed); (2) the CLI, ``biasatlas run contact --limit L`` into a fresh
 same number of requests, rated by the run's own clock (``totals.seconds``: plan, requests, store)
 and by the whole process's wall time (start-up and plan building included); (3) with ``--baseline``,
 a bare aiohttp client (no store, no pipeline) on the same stub, which tells the machine's load
-apart from the pipeline's cost. CPU time per prompt is given for (1) and (3): it moves less with
-the neighbours' load than the rates do.
+apart from the pipeline's cost; (4) with ``--split``, the backend alone (``OpenAIBackend`` drained,
+no runner, no store), which tells the backend's cost apart from the runner's and the store's. CPU
+time per prompt is given for (1), (3) and (4): it moves less with the neighbours' load than rates.
 
-    .venv/bin/python benchmarks/bench_http.py [--delay 0.05] [--levels 1,8,32,128] [--baseline] [--no-cli] [--json OUT]
+    .venv/bin/python benchmarks/bench_http.py [--delay 0.05] [--levels 1,8,32,128] [--baseline] [--split]
+        [--no-cli] [--json OUT]
 
 The stub runs in its own process, as a real server would; on a 2-core machine it shares the cores
 with the client, so the load average (printed) matters: note it with the figures.
@@ -50,14 +52,10 @@ def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
 
-def bench_pipeline(url: str, concurrency: int, n: int, mode: str) -> dict[str, Any]:
-    """n distinct prompts through run_plan into a fresh study; seconds as the runner counts them."""
-    from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
-    from biasatlas.records import GenerationSettings, Message, Prompt
-    from biasatlas.runner import run_plan
-    from biasatlas.store import Store
+def bench_prompts(n: int) -> list[Any]:
+    from biasatlas.records import Message, Prompt
 
-    prompts = [
+    return [
         Prompt(
             probe="bench",
             language="en",
@@ -72,6 +70,33 @@ def bench_pipeline(url: str, concurrency: int, n: int, mode: str) -> dict[str, A
         )
         for i in range(n)
     ]
+
+
+def bench_backend(url: str, concurrency: int, n: int, mode: str) -> dict[str, Any]:
+    """The backend alone: n distinct requests drained from OpenAIBackend, no runner, no store."""
+    from biasatlas.backends.base import run_requests
+    from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
+    from biasatlas.records import GenerationSettings
+    from biasatlas.runner import build_requests
+
+    backend = OpenAIBackend("stub-model", OpenAIOptions(base_url=url, concurrency=concurrency))
+    cpu, started = time.process_time(), time.perf_counter()
+    requests = build_requests(bench_prompts(n), GenerationSettings(mode=mode))
+    answered = sum(1 for r in run_requests(backend, requests) if r.ok)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    backend.close()
+    assert answered == n, answered
+    return {"seconds": round(wall, 3), "prompts_per_s": round(n / wall, 1), "cpu_us_per_prompt": round(cpu / n * 1e6)}
+
+
+def bench_pipeline(url: str, concurrency: int, n: int, mode: str) -> dict[str, Any]:
+    """n distinct prompts through run_plan into a fresh study; seconds as the runner counts them."""
+    from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
+    from biasatlas.records import GenerationSettings
+    from biasatlas.runner import run_plan
+    from biasatlas.store import Store
+
+    prompts = bench_prompts(n)
     backend = OpenAIBackend("stub-model", OpenAIOptions(base_url=url, concurrency=concurrency))
     with tempfile.TemporaryDirectory() as tmp, Store(tmp) as store:
         cpu = time.process_time()
@@ -173,6 +198,7 @@ def main() -> None:
     ap.add_argument("--mode", choices=("choice", "generate"), default="choice")
     ap.add_argument("--baseline", action="store_true", help="also time a bare aiohttp client")
     ap.add_argument("--no-cli", action="store_true")
+    ap.add_argument("--split", action="store_true", help="also time the backend alone (no runner, no store)")
     ap.add_argument("--parse", action="store_true", help="stub parses each request (default: canned answers)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -197,6 +223,10 @@ def main() -> None:
                 row["cli_per_s"] = round(asked / cli["runner_s"], 1)
                 row["cli_pct_of_ideal"] = round(100 * asked / cli["runner_s"] / ideal, 1)
                 row["cli_wall_pct_of_ideal"] = round(100 * asked / cli["wall_s"] / ideal, 1)
+            if args.split:
+                alone = bench_backend(stub.url, level, n, args.mode)
+                row["backend_alone_pct_of_ideal"] = round(100 * alone["prompts_per_s"] / ideal, 1)
+                row["backend_alone_cpu_us_per_prompt"] = alone["cpu_us_per_prompt"]
             if args.baseline:
                 bare = bench_bare(stub.url, level, n)
                 row["bare_aiohttp_per_s"] = bare["prompts_per_s"]
