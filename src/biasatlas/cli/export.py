@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import AlphaOpt, CorrectionOpt, StudyOpt, check_analysis_options, check_study, fail
+from biasatlas.cli.common import (
+    AlphaOpt,
+    CorrectionOpt,
+    StudyOpt,
+    check_analysis_options,
+    check_study,
+    console,
+    fail,
+)
 
 # The export package (pandas, pyarrow) is imported inside the command: every CLI start imports this module.
 
@@ -40,12 +49,17 @@ def export(
         check_target(to, force)  # before any analysis runs
         result = export_study(study, to, fmt, force=force, analysis=analysis)
     except ExportError as exc:
-        fail(str(exc))
-        raise
+        _fail_plain(str(exc))
     except OSError as exc:
-        fail(f"cannot write the export to {to}: {exc.strerror or exc}")
-        raise
-    console = Console(stderr=True, soft_wrap=True)
+        _fail_plain(f"cannot write the export to {to}: {exc.strerror or exc}")
+    out = Console(stderr=True, soft_wrap=True)
     for name, rows in result.rows.items():
-        console.print(f"{rows:>8} rows  {to / name}")
-    console.print(f"schema: {to / 'schema.md'}")
+        out.print(f"{rows:>8} rows  {to / name}", markup=False)
+    out.print(f"schema: {to / 'schema.md'}", markup=False)
+
+
+def _fail_plain(message: str) -> NoReturn:
+    """As ``fail``, with the message printed as is: it may name an extra (``biasatlas[parquet]``),
+    which console markup would swallow."""
+    console.print(Text.assemble(("error:", "bold red"), " ", message))
+    raise typer.Exit(2)
