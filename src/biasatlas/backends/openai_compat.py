@@ -15,99 +15,38 @@ log-probability through ``/completions`` where the server allows it, else from t
 the request again in generate mode, and the Response says so in ``info["choice_fallback"]``.
 Generate mode asks for a JSON answer naming one of the prompt's options where the server takes
 it (``structured="auto"``, :mod:`.http.structured`), free text otherwise.
+
+A run that cannot succeed stops (:mod:`.http.breaker`): a rejected key or unknown model at once,
+malformed answers after a few tries, a sustained failure rate, or no answer for ``max_wait``
+seconds; the iterator yields what it has, then raises ``BackendStopped`` with the reason. Every
+request has a total ``deadline``; failed attempts are counted by class in the run's record.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from biasatlas.backends.base import BackendError
+from biasatlas.backends.base import BackendError, BackendStopped
+from biasatlas.backends.http.breaker import Breaker, Stopped
 from biasatlas.backends.http.bridge import make_runner, stream
 from biasatlas.backends.http.choosing import ChoiceScorer
 from biasatlas.backends.http.client import AttemptError, ChatClient, Fatal, RetryPolicy
 from biasatlas.backends.http.identity import backend_id, endpoint
+from biasatlas.backends.http.options import SETTABLE, OpenAIOptions, parse_settings
 from biasatlas.backends.http.setup import OPENAI_URL, check_server, needs_key, safe_url
 from biasatlas.backends.http.structured import StructuredAnswers
 from biasatlas.backends.http.template import RAW, ChatTemplate, load_template
 from biasatlas.backends.http.usage import HttpStats
-from biasatlas.records import GenerationSettings, Request, Response
+from biasatlas.records import GenerationSettings, Request, Response, scrub_text
 
-
-class OpenAIOptions(BaseModel):
-    """Options of the OpenAI-compatible backend (CLI options of the same names fill them)."""
-
-    model_config = ConfigDict(extra="forbid")
-    base_url: str | None = None  # default: $OPENAI_BASE_URL, else OpenAI's
-    api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = Field(default=32, ge=1, le=4096)
-    timeout: float = Field(default=60.0, gt=0)  # seconds per attempt
-    connect_timeout: float = Field(default=10.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-    backoff_initial: float = Field(default=0.5, ge=0)  # first backoff (s); doubles per retry, with jitter
-    backoff_max: float = Field(default=30.0, ge=0)
-    retry_after_max: float = Field(default=120.0, ge=0)  # cap on a server's Retry-After
-    rpm: float | None = Field(default=None, gt=0)  # client-side limit, requests per minute
-    tpm: float | None = Field(default=None, gt=0)  # client-side limit, tokens per minute (estimated)
-    price_prompt: float | None = Field(default=None, ge=0)  # USD per million prompt tokens
-    price_completion: float | None = Field(default=None, ge=0)  # USD per million completion tokens
-    top_logprobs: int = Field(default=20, ge=1, le=20)  # OpenAI allows at most 20
-    check: bool = True  # probe the server before any work
-    # "inline": the consuming thread runs the event loop (fastest); "thread": a background thread
-    # does (needed where the caller's thread already runs a loop, as in Jupyter); "auto" picks.
-    loop: Literal["auto", "inline", "thread"] = "auto"
-    # generate mode, prompts with options: ask for {"answer": <option>} as JSON where the server can
-    structured: Literal["auto", "off"] = "auto"
-    # choice mode: an option's score is the sum of its token log-probabilities, or their mean per token
-    choice_norm: Literal["sum", "mean"] = "sum"
-    # choice mode: full-option log-probabilities through /completions where possible ("auto"), or
-    # the first token's top_logprobs only ("first_token")
-    choice_method: Literal["auto", "first_token"] = "auto"
-    # prompt text for /completions: None = the server's /apply-template; a .jinja or .gguf file; "raw"
-    chat_template: str | None = None
-
-
-SETTABLE = (
-    "timeout",
-    "connect_timeout",
-    "max_retries",
-    "backoff_initial",
-    "backoff_max",
-    "retry_after_max",
-    "rpm",
-    "tpm",
-    "price_prompt",
-    "price_completion",
-    "top_logprobs",
-    "concurrency",
-    "loop",
-    "check",
-    "structured",
-    "choice_norm",
-    "choice_method",
-    "chat_template",
-)
-
-
-def parse_settings(items: Sequence[str]) -> dict[str, str]:
-    """``NAME=VALUE`` pairs (the CLI's repeatable ``--http``) as OpenAIOptions fields.
-
-    Values stay strings: OpenAIOptions converts and checks them. Unknown names are a BackendError.
-    """
-    out: dict[str, str] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        name = name.strip().replace("-", "_")
-        if not sep or name not in SETTABLE:
-            raise BackendError(f"--http wants NAME=VALUE with NAME one of {', '.join(SETTABLE)}; got {item!r}")
-        out[name] = value.strip()
-    return out
+__all__ = ["SETTABLE", "OpenAIBackend", "OpenAIOptions", "parse_settings", "request_seed"]
 
 
 def request_seed(settings: GenerationSettings, sample_index: int) -> int:
@@ -137,9 +76,16 @@ class OpenAIBackend:
         key = os.environ.get(opts.api_key_env, "").strip()
         if not key and needs_key(base_url):
             raise BackendError(f"no API key: set the environment variable {opts.api_key_env} for {self.base_url}")
+        parts = urlsplit(base_url)
+        if key and (parts.username or parts.password):
+            raise BackendError(
+                f"--base-url holds credentials (user:password@) and ${opts.api_key_env} holds an API key: "
+                "give one or the other"
+            )
         self._secret = key  # only for scrubbing error text; sent in the Authorization header only
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.stats = HttpStats()
+        self.breaker = Breaker(opts.max_wait)
         self._max_tokens_field = "max_tokens"  # or "max_completion_tokens", once a server asks for it
         self.models: list[str] = []  # what the server lists (filled by the setup check)
         self._runner = make_runner(opts.loop)
@@ -154,6 +100,7 @@ class OpenAIBackend:
                 policy=RetryPolicy(opts.max_retries, opts.backoff_initial, opts.backoff_max, opts.retry_after_max),
                 rpm=opts.rpm,
                 tpm=opts.tpm,
+                breaker=self.breaker,
             )
 
         self._client = self._runner.call(make_client())
@@ -165,18 +112,41 @@ class OpenAIBackend:
             except BackendError as exc:
                 self.close()
                 raise BackendError(self._scrub(str(exc))) from None
+            except BaseException:  # Ctrl-C during the check: leave no task or connection behind
+                self.close()
+                raise
 
     # ---- public API -------------------------------------------------------------------------
     def generate(self, requests: Sequence[Request]) -> Iterator[Response]:
-        return stream(self._runner, requests, self._generate_one, self.options.concurrency)
+        return self._stream(requests, self._generate_one)
 
     def score_choices(self, requests: Sequence[Request]) -> Iterator[Response]:
-        return stream(self._runner, requests, self._choice_one, self.options.concurrency)
+        return self._stream(requests, self._choice_one)
+
+    def _stream(
+        self, requests: Sequence[Request], handle: Callable[[Request], Awaitable[Response | None]]
+    ) -> Iterator[Response]:
+        """Responses as they finish; once the breaker opens, stop asking and raise BackendStopped."""
+        self.breaker.start_run()
+        results = stream(self._runner, requests, handle, self.options.concurrency)
+        try:
+            for response in results:
+                if response is not None:
+                    yield response
+                if self.breaker.reason is not None:
+                    break
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()  # cancels what is in flight: those prompts stay pending
+        if self.breaker.reason is not None:
+            raise BackendStopped(self._scrub(self.breaker.reason))
 
     def run_stats(self) -> dict[str, Any]:
         """Usage and failure counts since the last call (the runner calls it once per run), and how
         choice answers were measured and whether generate answers were structured."""
         stats, self.stats = self.stats, HttpStats()
+        stats.errors.update(self.breaker.take_errors())
         out: dict[str, Any] = {"http": stats.as_dict(self.options.price_prompt, self.options.price_completion)}
         choice = self.choices.run_stats()
         if choice:
@@ -201,6 +171,9 @@ class OpenAIBackend:
             "api_key_env": o.api_key_env,
             "concurrency": o.concurrency,
             "timeout": o.timeout,
+            "deadline": o.deadline,
+            "max_wait": o.max_wait,
+            "retry_after_max": o.retry_after_max,
             "max_retries": o.max_retries,
             "rpm": o.rpm,
             "tpm": o.tpm,
@@ -234,7 +207,8 @@ class OpenAIBackend:
 
     # ---- one request -------------------------------------------------------------------------
     def _scrub(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
+        """Text without the key, URL credentials, or anything else that looks like a secret."""
+        return scrub_text(text.replace(self._secret, "***") if self._secret else text)
 
     def _body(self, request: Request, *, choice: bool) -> dict[str, Any]:
         s = request.settings
@@ -293,26 +267,47 @@ class OpenAIBackend:
         self.stats.completion_tokens += int(usage.get("completion_tokens") or 0)
         return data
 
-    async def _guarded(self, request: Request, choice: bool) -> Response:
-        """One request, its retries and its accounting; never raises."""
+    async def _ask(self, request: Request, retries: Counter[str], choice: bool) -> dict[str, Any]:
+        if choice:
+            return await self.choices.score(request, retries)
+        if self.structured.applies(request):
+            return await self.structured.generate(request, retries)
+        return await self._generate(request, retries)
+
+    async def _guarded(self, request: Request, choice: bool) -> Response | None:
+        """One request, its retries and its accounting; never raises. None: not asked, or abandoned
+        because the breaker opened (the prompt stays pending)."""
+        if self.breaker.reason is not None:
+            return None
         key = request.cache_key(self.id)
         retries: Counter[str] = Counter()
         started = time.perf_counter()
         self.stats.requests += 1
+        cause = None
         try:
-            if choice:
-                fields = await self.choices.score(request, retries)
-            elif self.structured.applies(request):
-                fields = await self.structured.generate(request, retries)
-            else:
-                fields = await self._generate(request, retries)
+            async with asyncio.timeout(self.options.deadline):
+                fields = await self._ask(request, retries, choice)
+        except Stopped:
+            self.stats.requests -= 1
+            return None
+        except TimeoutError:  # the request's deadline, its attempts and waits together
+            cause = "deadline"
+            detail = f"timeout: no answer within the request deadline of {self.options.deadline:g} s"
+            self.breaker.failed(cause, detail)
+            fields = {"error": f"{detail} ({sum(retries.values()) + 1} attempts)"}
         except AttemptError as exc:
-            self.stats.failures[exc.cause] += 1
+            cause = exc.cause
             detail = f"{exc} (gave up after {sum(retries.values()) + 1} attempts)"
             fields = {"error": self._scrub(detail)}
         except Exception as exc:  # a bug or an unexpected answer shape: record it, keep the run going
-            self.stats.failures["internal"] += 1
+            cause = "internal"
+            self.breaker.failed("malformed", f"{type(exc).__name__}: {exc}")
             fields = {"error": self._scrub(f"internal: {type(exc).__name__}: {exc}"[:500])}
+        if cause is not None:
+            self.stats.failures[cause] += 1
+            self.breaker.request_done(False, "malformed" if cause == "internal" else cause, fields["error"])
+        else:
+            self.breaker.request_done(True)
         self.stats.retries.update(retries)
         if retries:
             fields["info"] = {**fields.get("info", {}), "retries": dict(retries)}
@@ -323,10 +318,10 @@ class OpenAIBackend:
             fields["latency_s"] = round(time.perf_counter() - started, 5)
         return Response(key=key, backend_id=self.id, **fields)
 
-    async def _generate_one(self, request: Request) -> Response:
+    async def _generate_one(self, request: Request) -> Response | None:
         return await self._guarded(request, choice=False)
 
-    async def _choice_one(self, request: Request) -> Response:
+    async def _choice_one(self, request: Request) -> Response | None:
         return await self._guarded(request, choice=True)
 
     async def _generate(

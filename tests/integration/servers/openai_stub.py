@@ -175,8 +175,31 @@ def build_app(args: argparse.Namespace) -> Any:
         }
     ).encode()
 
+    async def hostile(request: web.Request) -> web.StreamResponse | None:
+        """The hostile answers of --chat-status / --chat-body, or None for a normal answer."""
+        if args.chat_status:
+            headers = {"Retry-After": args.retry_after} if args.retry_after else {}
+            echoed = request.headers.get("Authorization")  # careless servers echo it: the client must scrub it
+            return error(args.chat_status, f"stub status {args.chat_status}; authorization {echoed}", **headers)
+        if args.chat_body == "html":
+            return web.Response(text="<html><body>Welcome to nginx!</body></html>", content_type="text/html")
+        if args.chat_body == "empty":
+            return web.Response(body=b"", content_type="application/json")
+        if args.chat_body == "hang":
+            await asyncio.Event().wait()
+        if args.chat_body == "trickle":  # headers at once, then a byte every --trickle-every seconds
+            resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+            await resp.prepare(request)
+            while True:
+                await resp.write(b" ")
+                await asyncio.sleep(args.trickle_every)
+        return None
+
     async def chat(request: web.Request) -> web.StreamResponse:
         state.requests += 1
+        bad = await hostile(request)
+        if bad is not None:
+            return bad
         if args.canned:  # throughput benchmarks: the same answer for all, after the fixed delay
             await request.read()
             await asyncio.sleep(args.delay)
@@ -312,6 +335,12 @@ def build_app(args: argparse.Namespace) -> Any:
         )
 
     app = web.Application(client_max_size=8 * 1024 * 1024)
+    if args.redirect_loop:  # every path answers 307 to itself
+        async def loop(request: web.Request) -> web.StreamResponse:
+            raise web.HTTPTemporaryRedirect(location=str(request.rel_url))
+
+        app.router.add_route("*", "/{tail:.*}", loop)
+        return app
     app.router.add_get("/v1/models", models)
     app.router.add_post("/v1/chat/completions", chat)
     if args.completions != "off":
@@ -325,7 +354,8 @@ def build_app(args: argparse.Namespace) -> Any:
 async def _serve(args: argparse.Namespace) -> None:
     from aiohttp import web
 
-    runner = web.AppRunner(build_app(args), access_log=None, handle_signals=True)
+    runner = web.AppRunner(build_app(args), access_log=None, handle_signals=True, handler_cancellation=True,
+                           shutdown_timeout=1)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", args.port, backlog=1024)
     await site.start()
@@ -362,6 +392,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="/v1/completions: prompt logprobs with echo (vLLM); generated token's only (llama.cpp); none",
     )
     ap.add_argument("--apply-template", action="store_true", help="serve POST /apply-template (llama.cpp)")
+    # hostile servers (the setup check's GET /models still answers well, so the run meets them)
+    ap.add_argument("--chat-status", type=int, default=0, help="answer every chat completion with this status")
+    ap.add_argument("--retry-after", default="", help="the Retry-After header of --chat-status answers")
+    ap.add_argument("--chat-body", choices=("html", "empty", "hang", "trickle"),
+                    help="status 200 with an HTML page, an empty body, no answer ever, or a byte at a time")
+    ap.add_argument("--trickle-every", type=float, default=2.0, help="seconds between the bytes of --chat-body trickle")
+    ap.add_argument("--redirect-loop", action="store_true", help="answer every request with a 307 to itself")
     return ap.parse_args(argv)
 
 
@@ -424,7 +461,8 @@ def start_stub_thread(*flags: str) -> Stub:
 
     args = parse_args(list(flags))
     loop = asyncio.new_event_loop()
-    runner = web.AppRunner(build_app(args), access_log=None, handle_signals=False)
+    runner = web.AppRunner(build_app(args), access_log=None, handle_signals=False, handler_cancellation=True,
+                           shutdown_timeout=1)
 
     async def start() -> int:
         await runner.setup()

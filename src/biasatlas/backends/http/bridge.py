@@ -174,6 +174,9 @@ def _stream_inline(
         if pending and not loop.is_running():
             with contextlib.suppress(BaseException):
                 loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        for task in tasks:  # a worker that Ctrl-C hit mid-step holds the KeyboardInterrupt: retrieve it,
+            if task.done() and not task.cancelled():  # or asyncio prints "Task exception was never retrieved"
+                task.exception()
 
 
 def _stream_thread(

@@ -37,6 +37,7 @@ class HttpStats:
     completion_tokens: int = 0
     retries: Counter[str] = field(default_factory=Counter)  # failed attempts that were retried, by cause
     failures: Counter[str] = field(default_factory=Counter)  # requests given up on, by last cause
+    errors: Counter[str] = field(default_factory=Counter)  # failed attempts by class (see .breaker)
     choice_fallbacks: int = 0
 
     def as_dict(self, price_prompt: float | None = None, price_completion: float | None = None) -> dict[str, Any]:
@@ -49,6 +50,7 @@ class HttpStats:
             "completion_tokens": self.completion_tokens,
             "retries": dict(sorted(self.retries.items())),
             "failures": dict(sorted(self.failures.items())),
+            "errors": dict(sorted(self.errors.items())),
             "choice_fallbacks": self.choice_fallbacks,
             "cost_usd": cost_usd(self.prompt_tokens, self.completion_tokens, price_prompt, price_completion),
         }
@@ -68,6 +70,9 @@ def format_stats(http: dict[str, Any]) -> str:
     failures = http.get("failures") or {}
     if failures:
         parts.append("gave up: " + ", ".join(f"{k} {v}" for k, v in failures.items()))
+    errors = http.get("errors") or {}
+    if errors:
+        parts.append("errors by class: " + ", ".join(f"{k} {v}" for k, v in errors.items()))
     if http.get("choice_fallbacks"):
         parts.append(f"choice fallbacks {http['choice_fallbacks']}")
     return "; ".join(parts)
@@ -77,7 +82,7 @@ def study_usage(store: Store, probe: str | None = None) -> dict[str, Any]:
     """Sum the HTTP usage recorded in a study's runs (optionally one probe's), per backend.
 
     Returns ``{backend_id: {requests, attempts, prompt_tokens, completion_tokens, cost_usd,
-    retries, failures, choice_fallbacks, runs}}``; runs without HTTP records are left out.
+    retries, failures, errors, choice_fallbacks, runs}}``; runs without HTTP records are left out.
     """
     query = "SELECT backend_id, totals_json FROM runs" + (" WHERE probe = ?" if probe else "")
     out: dict[str, dict[str, Any]] = {}
@@ -96,6 +101,7 @@ def study_usage(store: Store, probe: str | None = None) -> dict[str, Any]:
                 "cost_usd": None,
                 "retries": Counter(),
                 "failures": Counter(),
+                "errors": Counter(),
                 "choice_fallbacks": 0,
             },
         )
@@ -106,9 +112,11 @@ def study_usage(store: Store, probe: str | None = None) -> dict[str, Any]:
             acc["cost_usd"] = round((acc["cost_usd"] or 0.0) + float(http["cost_usd"]), 6)
         acc["retries"].update(http.get("retries") or {})
         acc["failures"].update(http.get("failures") or {})
+        acc["errors"].update(http.get("errors") or {})
     for acc in out.values():
         acc["retries"] = dict(sorted(acc["retries"].items()))
         acc["failures"] = dict(sorted(acc["failures"].items()))
+        acc["errors"] = dict(sorted(acc["errors"].items()))
     return out
 
 
