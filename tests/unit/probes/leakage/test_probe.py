@@ -174,13 +174,14 @@ def test_summarise_takes_alpha_and_correction(fitted: Store) -> None:
         PROBE.summarise(study, bogus=1)
 
 
-def test_fit_cli_passes_alpha_and_correction(study: Store) -> None:
+def test_fit_cli_passes_alpha_and_correction(fitted: Store) -> None:
     runner = CliRunner()
-    result = runner.invoke(app, ["leakage", "fit", "--study", str(study.dir), "--json", "--alpha", "0.01",
+    result = runner.invoke(app, ["leakage", "fit", "--study", str(fitted.dir), "--json", "--alpha", "0.01",
                                  "--correction", "bonferroni"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    direct = PROBE.summarise(study, alpha=0.01, correction="bonferroni")
+    direct = PROBE.summarise(fitted, alpha=0.01, correction="bonferroni")
+    assert any(c["p_adj"] is not None for f in direct["fits"] for c in f["coefficients"])
     assert data == json.loads(json.dumps(direct, default=str))
     console = Console(width=250, record=True)
     PROBE.print_summary(direct, console)
