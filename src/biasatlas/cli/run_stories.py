@@ -337,3 +337,7 @@ def _open(study: Path) -> Store:
     if not (study / DB_NAME).exists():
         fail(f"no study at {study} (expected {study / DB_NAME})")
     return Store(study)
+
+
+# `stories compare` lives in its own module; importing it attaches it to stories_app
+import biasatlas.cli.stories  # noqa: E402, F401

@@ -65,7 +65,8 @@ def _published_folder(root: Path) -> Path:
         },
         "scenarios/scenario.en.yaml": {"financial": ["applying for food stamps", "struggling to make ends meet"],
                                        "health": ["going to the hospital"]},
-        "scenarios/scenario.fr.yaml": {"financial": ["demandant des bons alimentaires", "peinant à joindre les deux bouts"],
+        "scenarios/scenario.fr.yaml": {"financial": ["demandant des bons alimentaires",
+                                                     "peinant à joindre les deux bouts"],
                                        "health": ["allant à l'hôpital"]},
         "prompts_template/prompts.en.yaml": {"scenario_based": "Write a story about a person {context}. "
                                              "The main character is {character}. About 200 words."},

@@ -1,0 +1,83 @@
+"""`biasatlas stories compare`: a study's associations against the published StereoTales list."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from biasatlas.cli.common import AlphaOpt, StudyOpt, check_analysis_options, fail
+from biasatlas.cli.run_stories import _open, stories_app
+
+
+@stories_app.command("compare")
+def compare_cmd(
+    published: Annotated[Path, typer.Option("--published", help="The published human-study list (questions.json); "
+                                            "it ships with no licence, so you supply it.")],
+    study: StudyOpt,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
+    alpha: AlphaOpt = None,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, help="Monte Carlo resamples (reference).")] = 500_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the Monte Carlo Fisher tests.")] = 42,
+    min_lift: Annotated[float, typer.Option("--min-lift")] = 2.0,
+) -> None:
+    """Which published associations each model reproduces (its fraction and lift beside the published
+    ones), which it does not, and which new ones it adds; unmapped published entries are listed."""
+    from biasatlas.probes.stories import profiles as profiles_module
+    from biasatlas.probes.stories.compare import compare, read_published
+    from biasatlas.stats.associations import AssociationConfig
+
+    check_analysis_options(alpha, None)
+    try:
+        entries, problems = read_published(published)
+    except ValueError as exc:
+        fail(str(exc))
+        return
+    config = AssociationConfig(alpha=0.05 if alpha is None else alpha, resamples=resamples, seed=seed,
+                               min_lift=min_lift)
+    store = _open(study)
+    try:
+        profiles, _ = profiles_module.load_profiles(store)
+    finally:
+        store.close()
+    if profiles.empty:
+        fail(f"{study}: no extracted story profiles to compare (run `biasatlas run stories` or `stories import`)")
+    out = compare(profiles, entries, config)
+    if problems:
+        out["published"]["problems"] = problems
+    if as_json:
+        sys.stdout.write(json.dumps(out, indent=2, ensure_ascii=False, default=str) + "\n")
+        return
+    _print(out, Console())
+
+
+def _print(out: dict[str, Any], console: Console) -> None:
+    pub = out["published"]
+    unmapped = "; ".join(f"{u['question_id']} {u['why']}" for u in pub["unmapped"])
+    console.print(f"published list: {pub['entries']} entries, {pub['mapped']} mapped to the bundled keys, "
+                  f"{len(pub['unmapped'])} not: {unmapped}")
+    for model, m in out["models"].items():
+        console.print(f"{model}: {m['reproduced']} reproduced of {m['published_testable']} testable published "
+                      f"associations; {m['new']} new ({m['held']} held in all)")
+    table = Table(title="Published associations (fraction and lift: model / published)")
+    for col in ("model", "A = a", "B = b", "reproduced", "fraction", "lift"):
+        table.add_column(col)
+    for r in out["rows"]:
+        table.add_row(
+            r["model"],
+            f"{r['base_attribute']} = {r['base_value']}",
+            f"{r['compared_attribute']} = {r['compared_value']}",
+            "yes" if r["reproduced"] else "no",
+            f"{_fmt(r['fraction'])} / {_fmt(r['published_fraction'])}",
+            f"{_fmt(r['lift'])} / {_fmt(r['published_lift'])}",
+        )
+    console.print(table)
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
