@@ -68,8 +68,7 @@ def export_study(
     if fmt not in FORMATS:
         raise ExportError(f"--format {fmt!r}: valid: {', '.join(FORMATS)}")
     if fmt == "parquet" and not _has_pyarrow():
-        raise ExportError("Parquet needs pyarrow (a biasatlas dependency): pip install pyarrow, "
-                          "or export with --format csv")
+        raise ExportError("Parquet needs pyarrow: pip install 'biasatlas[parquet]', or export with --format csv")
     target = Path(target)
     check_target(target, force)
     analysis = dict(analysis or {})
