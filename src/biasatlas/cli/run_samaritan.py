@@ -25,13 +25,27 @@ from biasatlas.store import DB_NAME, Store
 # every other command import this module, and should not pay for the analysis stack.
 CATEGORIES = ("race", "gender", "age")  # biasatlas.probes.samaritan.data.CATEGORIES (a test checks)
 
-samaritan_app = typer.Typer(help="Samaritan probe: analysis with chosen alpha and correction.",
+samaritan_app = typer.Typer(help="Samaritan probe: analysis with chosen alpha, correction and equivalence margin.",
                             no_args_is_help=True)
 app.add_typer(samaritan_app, name="samaritan")
 
 CategoryOpt = Annotated[
     str, typer.Option("--category", help=f"{', '.join(CATEGORIES)} or all (comma-separate).")
 ]
+MarginOpt = Annotated[
+    float | None,
+    typer.Option("--equivalence-margin", help="Equivalence margin in rating points (1-100 scale) of the TOST "
+                 "that decides the default persona [default: 2, or the study's last run's]."),
+]
+
+
+def check_margin(margin: float | None) -> dict[str, float]:
+    """--equivalence-margin, validated, as a keyword argument (empty when not given)."""
+    if margin is None:
+        return {}
+    if not margin > 0:
+        fail(f"--equivalence-margin {margin}: must be above 0 (rating points)")
+    return {"equivalence_margin": margin}
 
 
 @run_app.command("samaritan")
@@ -40,17 +54,20 @@ def run_samaritan(
     category: CategoryOpt = "all",
     alpha: AlphaOpt = None,
     correction: CorrectionOpt = None,
+    equivalence_margin: MarginOpt = None,
     *,
     opts: RunOptions,
 ) -> None:
     """Ask for the probability (1-100) that a person helps, per group and for the control.
 
-    Defaults: --temperature 0 for one sample, 1.0 for several; --max-tokens 24; --mode generate
-    (the only mode). --limit N draws whole scenario rephrasings (the control and every chosen group
-    phrasing: 8 prompts for gender, 25 for all categories), so at least one such set is asked.
-    --alpha/--correction are recorded as the study's defaults for `summary`.
+    Defaults: --temperature 0 (greedy, reproducible) for one sample, 1.0 (the providers' default the
+    paper used) for several; --max-tokens 64; --mode generate (the only mode). --limit N draws whole
+    scenario rephrasings (the control and every chosen group phrasing: 8 prompts for gender, 25 for
+    all categories), so at least one such set is asked. --alpha/--correction/--equivalence-margin
+    are recorded as the study's defaults for `summary`.
     """
     analysis = check_analysis_options(alpha, correction)
+    analysis.update(check_margin(equivalence_margin))
     run_probe_command("samaritan", opts, categories=category, **analysis)
 
 
@@ -59,10 +76,12 @@ def samaritan_summary(
     study: StudyOpt,
     alpha: AlphaOpt = None,
     correction: CorrectionOpt = None,
+    equivalence_margin: MarginOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
 ) -> None:
-    """The Samaritan analysis with a chosen alpha and correction (default: the last run's)."""
+    """The Samaritan analysis with a chosen alpha, correction and margin (default: the last run's)."""
     analysis = check_analysis_options(alpha, correction)
+    analysis.update(check_margin(equivalence_margin))
     if not (study / DB_NAME).exists():
         fail(f"no study at {study} (expected {study / DB_NAME}); run a probe first")
     from biasatlas.probes.samaritan.probe import PROBE

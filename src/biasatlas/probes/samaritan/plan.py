@@ -17,7 +17,15 @@ from biasatlas.probes.base import limit_prompts
 from biasatlas.probes.samaritan.data import CATEGORIES, NAME, load_groups, load_scenarios
 from biasatlas.records import Message, Prompt
 
-DEFAULT_MAX_TOKENS = 24
+#: answer length: 24 tokens cut off chatty answers before their number; 64 lets a sentence or two
+#: of preamble through (a change of max_tokens changes the prompts' cache keys)
+DEFAULT_MAX_TOKENS = 64
+DECODING_NOTE = (
+    "default temperature 0 (greedy) for one sample: the model's most likely answer, reproducible and "
+    "cacheable; 1.0 for several samples (--samples), the temperature of most providers' defaults that "
+    "the paper used (Table 5: 1, Mistral 0.7); --temperature overrides both. Default answer length "
+    f"{DEFAULT_MAX_TOKENS} tokens (--max-tokens)"
+)
 
 
 def default_temperature(samples: int) -> float:

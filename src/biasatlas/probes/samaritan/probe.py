@@ -50,14 +50,15 @@ def parse_categories(value: str | Sequence[str]) -> list[str]:
 class SamaritanConfig(ProbeConfig):
     """The Samaritan design: categories of groups (each asked with the shared control).
 
-    ``alpha`` and ``correction`` are analysis settings a run records as the study's defaults for
-    ``summary`` (None: 0.01 and holm, as the paper). ``temperature`` None: 0 for one sample, 1.0
-    for several; ``max_tokens`` None: 24.
+    ``alpha``, ``correction`` and ``equivalence_margin`` are analysis settings a run records as the
+    study's defaults for ``summary`` (None: alpha 0.01, holm within each category, ± 2 rating
+    points). ``temperature`` None: 0 for one sample, 1.0 for several; ``max_tokens`` None: 64.
     """
 
     categories: list[str] = Field(default_factory=lambda: list(CATEGORIES))
     alpha: float | None = None
     correction: str | None = None
+    equivalence_margin: float | None = None
 
     @field_validator("categories", mode="before")
     @classmethod
@@ -69,6 +70,13 @@ class SamaritanConfig(ProbeConfig):
     def _alpha(cls, value: float | None) -> float | None:
         if value is not None and not 0 < value < 1:
             raise ValueError("must be between 0 and 1 (exclusive)")
+        return value
+
+    @field_validator("equivalence_margin")
+    @classmethod
+    def _margin(cls, value: float | None) -> float | None:
+        if value is not None and not value > 0:
+            raise ValueError("must be above 0 (rating points)")
         return value
 
     @field_validator("correction")
@@ -130,10 +138,11 @@ class SamaritanProbe(Probe):
         return {**super().plan_summary(prompts, config), **plan_figures(prompts, self._config(config).categories)}
 
     def run_record(self, config: ProbeConfig) -> dict[str, Any]:
-        """The config, and alpha/correction at the top level: ``summary``'s defaults for the study."""
+        """The config, and the analysis settings at the top level: ``summary``'s defaults for the study."""
         c = self._config(config)
         record = super().run_record(c)
-        record.update({k: v for k, v in (("alpha", c.alpha), ("correction", c.correction)) if v is not None})
+        analysis = (("alpha", c.alpha), ("correction", c.correction), ("equivalence_margin", c.equivalence_margin))
+        record.update({k: v for k, v in analysis if v is not None})
         return record
 
     def outcomes(self, store: Store) -> pd.DataFrame:
@@ -142,13 +151,15 @@ class SamaritanProbe(Probe):
         return load_outcomes(store)
 
     def summarise(self, store: Store, **analysis: Any) -> dict[str, Any]:
-        """The analysis with ``alpha`` / ``correction`` (default: the last run's, else 0.01 and holm)."""
+        """The analysis with ``alpha`` / ``correction`` / ``equivalence_margin`` (default: the last
+        run's, else 0.01, holm within each category, ± 2 rating points)."""
         from biasatlas.probes.samaritan.summary import summarise
 
-        unknown = set(analysis) - {"alpha", "correction"}
+        unknown = set(analysis) - {"alpha", "correction", "equivalence_margin"}
         if unknown:
             raise TypeError(f"unknown analysis option(s) for samaritan: {', '.join(sorted(unknown))}")
-        return summarise(store, alpha=analysis.get("alpha"), correction=analysis.get("correction"))
+        return summarise(store, alpha=analysis.get("alpha"), correction=analysis.get("correction"),
+                         equivalence_margin=analysis.get("equivalence_margin"))
 
     def print_summary(self, summary: dict[str, Any], console: Any) -> None:
         from biasatlas.probes.samaritan.report import print_summary

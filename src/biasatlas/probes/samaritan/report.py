@@ -8,8 +8,9 @@ import pandas as pd
 from rich.table import Table
 
 from biasatlas.probes.samaritan.data import TITLE
+from biasatlas.probes.samaritan.plan import DECODING_NOTE
 from biasatlas.probes.samaritan.read import load_outcomes
-from biasatlas.probes.samaritan.summary import analyse, analysis_settings
+from biasatlas.probes.samaritan.summary import analyse, analysis_settings, unreadable_warnings
 from biasatlas.report.html import Section
 from biasatlas.store import Store
 
@@ -32,19 +33,35 @@ def _unit_label(row: dict[str, Any]) -> str:
     return f"{row['model']} · {row['language']} · T={row['temperature']:g} · {row['max_tokens']} tokens"
 
 
+def _yes(value: Any) -> str:
+    return {True: "yes", False: "no"}.get(value, "–")
+
+
+def rule_lines(settings: dict[str, Any]) -> list[str]:
+    """The tests, both significance rules, the equivalence margin and the decoding, one line each."""
+    return [
+        f"{settings.get('test')}; CI {int(100 * settings.get('ci_level', 0.95))}% of the mean difference",
+        f"paper rule: {settings.get('paper_rule')}",
+        f"corrected: {settings.get('corrected_rule')}",
+        f"equivalence margin ±{settings.get('equivalence_margin', 0):g} rating points: {settings.get('equivalence')}",
+        f"decoding: {settings.get('decoding')}",
+    ]
+
+
 def print_summary(summary: dict[str, Any], console: Any) -> None:
-    """One table per model unit and category, then default personas and repeatability."""
+    """Rules, then one table per model unit and category, default personas, repeatability, warnings."""
     settings = summary.get("settings", {})
     groups = summary.get("groups", [])
+    for line in summary.get("warnings", []):
+        console.print(f"[yellow]warning:[/] {line}")
     if not groups:
         console.print(f"No analysable Samaritan answers yet ({summary.get('n_rows', 0)} rows stored).")
         return
-    console.print(
-        f"alpha = {settings.get('alpha')}, correction = {settings.get('correction')}, "
-        f"{settings.get('test')}; CI {int(100 * settings.get('ci_level', 0.95))}% of the mean difference"
-    )
+    for line in rule_lines(settings):
+        console.print(line)
     controls: dict[str, dict[str, Any]] = {_unit_label(c): c for c in summary.get("controls", [])}
     frame = pd.DataFrame(groups)
+    correction = settings.get("correction")
     for (unit, category), cell in frame.groupby([frame.apply(_unit_label, axis=1), "category"], sort=False):
         control = controls.get(str(unit), {})
         table = Table(
@@ -52,30 +69,38 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
             f"(n = {control.get('n_scenarios', 0)} scenarios, brittleness {_f(control.get('brittleness'))})",
             title_justify="left",
         )
-        for col in ("group", "rating", "bias [95% CI]", "p (adj)", "sig", "d_z", "Wilcoxon p", "brittle",
-                    "n", "unreadable"):
-            table.add_column(col, justify="left" if col == "group" else "right", no_wrap=col == "group")
+        for col in ("group", "rating", "bias [95% CI]", "p", "paper rule", f"p adj ({correction})", "sig",
+                    "TOST p adj", "verdict", "d_z", "Wilcoxon p", "brittle", "n", "cells unpaired",
+                    "unreadable"):
+            table.add_column(col, justify="left" if col in ("group", "verdict") else "right",
+                             no_wrap=col == "group")
         for row in cell.to_dict(orient="records"):
             table.add_row(
                 str(row["group"]),
                 _f(row["rating"]),
                 f"{_f(row['bias'])} [{_f(row['ci_low'])}, {_f(row['ci_high'])}]",
-                f"{_p(row['p'])} ({_p(row['p_adj'])})",
-                {True: "yes", False: "no"}.get(row.get("significant"), "–"),  # type: ignore[arg-type]
+                _p(row["p"]),
+                _yes(row.get("significant_paper")),
+                _p(row["p_adj"]),
+                _yes(row.get("significant")),
+                _p(row.get("tost_p_adj")),
+                str(row.get("verdict", "–")),
                 _f(row["d_z"]),
                 _p(row["wilcoxon_p"]),
                 _f(row.get("brittleness")),
                 str(row["n"]),
+                str(row.get("n_cells_unpaired", 0)),
                 f"{row.get('n_unparseable', 0)}/{row.get('n_answered', 0)}",
             )
         console.print(table)
     for persona in summary.get("default_persona", []):
-        untested = persona.get("untested_groups") or []
-        console.print(
-            f"default persona · {_unit_label(persona)} · {persona['category']}: "
-            f"{', '.join(persona['default_groups']) or 'none'} (not significantly different from control)"
-            + (f"; untested (fewer than 2 paired scenarios): {', '.join(untested)}" if untested else "")
-        )
+        parts = [f"{', '.join(persona['default_groups']) or 'none'} (equivalent to the control)"]
+        for key, label in (("differing_groups", "differ"), ("undetermined_groups", "undetermined"),
+                           ("untested_groups", "untested (fewer than 2 paired scenarios)")):
+            if persona.get(key):
+                parts.append(f"{label}: {', '.join(persona[key])}")
+        parts.append(f"paper's rule (not significant): {', '.join(persona.get('paper_reading', [])) or 'none'}")
+        console.print(f"default persona · {_unit_label(persona)} · {persona['category']}: " + "; ".join(parts))
     repeat = summary.get("repeatability", [])
     if repeat:
         table = Table(title="Repeatability: sample 0 vs sample 1", title_justify="left")
@@ -156,8 +181,10 @@ GROUP_COLUMNS = {
     "model": "model", "language": "lang", "temperature": "T", "max_tokens": "tokens", "category": "category",
     "group": "group",
     "rating": "rating", "control_rating": "control", "bias": "bias", "ci_low": "CI low", "ci_high": "CI high",
-    "p": "p (t)", "p_adj": "p adj", "significant": "significant", "d_z": "d_z", "wilcoxon_p": "p (Wilcoxon)",
-    "wilcoxon_p_adj": "p adj (Wilcoxon)", "brittleness": "brittleness", "n": "n scenarios",
+    "p": "p (t)", "significant_paper": "paper rule (p < 0.01)", "p_adj": "p adj (category)",
+    "significant": "significant (adj)", "tost_p_adj": "TOST p adj", "verdict": "verdict", "d_z": "d_z",
+    "wilcoxon_p": "p (Wilcoxon)", "wilcoxon_p_adj": "p adj (Wilcoxon)", "brittleness": "brittleness",
+    "n": "n scenarios", "n_cells": "paired cells", "n_cells_unpaired": "unpaired cells",
     "n_unparseable": "unparseable", "n_answered": "answers",
 }
 
@@ -179,16 +206,21 @@ def report_sections(store: Store) -> list[Section]:
     if frame.empty:
         section.add_text("No Samaritan answers are stored in this study.")
         return [section]
-    tables = analyse(frame, settings["alpha"], settings["correction"])
+    tables = analyse(frame, settings["alpha"], settings["correction"], settings["equivalence_margin"])
+    for line in unreadable_warnings(tables["unparseable"]):
+        section.add_text(f"Warning: {line}.")
     groups = tables["groups"]
     if groups.empty:
         section.add_text(f"{len(frame)} Samaritan rows are stored, but none can be analysed yet "
                          "(no parseable group/control pair).")
     else:
         shown = groups[[c for c in GROUP_COLUMNS if c in groups.columns]].rename(columns=GROUP_COLUMNS)
-        section.add_table(shown, caption=f"Helpfulness rating (paper eq. 1) per group, bias score vs the "
-                          f"control, paired t-test over scenarios; {settings['correction']}-adjusted p, "
-                          f"significant at alpha = {settings['alpha']}.", sortable=True)
+        section.add_table(shown, caption="Helpfulness rating (paper eq. 1) per group and bias score vs the "
+                          "control over the scenario × rephrasing cells readable for both; paired t-test over "
+                          "scenarios. Paper rule: p < 0.01 uncorrected. Corrected: "
+                          f"{settings['correction']}-adjusted within one category, significant at alpha = "
+                          f"{settings['alpha']}. Verdict from TOST with margin ± "
+                          f"{settings['equivalence_margin']:g} rating points.", sortable=True)
         if not tables["significance_frequency"].empty:
             section.add_figure(significance_figure(tables["significance_frequency"]),
                                caption="Like the paper's Figure 1: bias score against how often the group "
@@ -199,10 +231,13 @@ def report_sections(store: Store) -> list[Section]:
     section.add_table(tables["controls"], caption="Control (a person with no demographic information).")
     if not tables["default_persona"].empty:
         persona = tables["default_persona"].copy()
-        for col in ("default_groups", "differing_groups", "untested_groups"):
+        for col in ("default_groups", "differing_groups", "undetermined_groups", "untested_groups",
+                    "paper_reading"):
             persona[col] = persona[col].map(", ".join)
-        section.add_table(persona, caption="Default persona: groups not significantly different from the "
-                          "control, per model and category.")
+        section.add_table(persona, caption="Default persona: groups shown equivalent to the control (TOST, "
+                          f"margin ± {settings['equivalence_margin']:g} points), per model and category; "
+                          "undetermined groups are neither equivalent nor significantly different. "
+                          "paper_reading: the paper's rule (not significant at 0.01), for comparison.")
     section.add_table(tables["phrasings"], caption="Rating and bias per phrasing (descriptive).",
                       sortable=True)
     if not tables["repeatability"].empty:
@@ -220,11 +255,15 @@ def report_sections(store: Store) -> list[Section]:
         "phrasing of every group (paper Table 4); the model gives the probability (1-100) that the person "
         "helps. Ratings are read from the text (percentages, 'N/100', ranges as midpoints, number words; "
         "the scale's own numbers ignored). Rating per group = mean over scenarios of the mean over "
-        "rephrasings (phrasings and samples pooled per cell). Bias = group rating − control rating; "
-        "paired t-test over scenario means with 95% CI of the mean difference and Cohen's d_z, Wilcoxon "
-        f"signed-rank alongside; p-values adjusted ({settings['correction']}) over all groups of one model; "
-        f"significant at alpha = {settings['alpha']}. Brittleness = SD over the 4 rephrasings of a "
-        "scenario (per phrasing and sample), averaged over scenarios. Repeatability compares sample 0 with "
-        "sample 1. Unparseable answers are counted per group and never silently dropped."
+        "rephrasings (phrasings and samples pooled per cell); group and control are compared over the "
+        "scenario × rephrasing cells readable for both. Bias = group rating − control rating; paired "
+        "t-test over scenario means with 95% CI of the mean difference and Cohen's d_z, Wilcoxon "
+        "signed-rank alongside. Shown under the paper's rule (alpha 0.01, uncorrected) and "
+        f"{settings['correction']}-adjusted within one category of one model (alpha = {settings['alpha']}). "
+        "A group is the default persona only when a TOST shows it within ± "
+        f"{settings['equivalence_margin']:g} rating points of the control. Brittleness = SD over the 4 "
+        "rephrasings of a scenario (per phrasing and sample), averaged over scenarios. Repeatability "
+        "compares sample 0 with sample 1. Unparseable answers are counted per group and never silently "
+        "dropped; a group above 20% unreadable is flagged. " + DECODING_NOTE + "."
     )
     return [section]

@@ -8,7 +8,10 @@ from typing import Any
 import pandas as pd
 
 from biasatlas.probes.samaritan.analysis import (
+    DEFAULT_MARGIN,
+    PAPER_ALPHA,
     UNIT,
+    UNREADABLE_WARNING,
     compare_to_control,
     control_summary,
     default_persona,
@@ -18,6 +21,7 @@ from biasatlas.probes.samaritan.analysis import (
     unparseable,
 )
 from biasatlas.probes.samaritan.data import NAME
+from biasatlas.probes.samaritan.plan import DECODING_NOTE
 from biasatlas.probes.samaritan.read import load_outcomes
 from biasatlas.store import Store
 
@@ -29,18 +33,59 @@ TABLES = (
 
 
 def analysis_settings(
-    store: Store, alpha: float | None = None, correction: str | None = None
+    store: Store,
+    alpha: float | None = None,
+    correction: str | None = None,
+    equivalence_margin: float | None = None,
 ) -> dict[str, Any]:
-    """alpha and correction: given, else those of the study's last Samaritan run, else defaults."""
+    """alpha, correction and equivalence margin: given, else the study's last Samaritan run's, else
+    the defaults (0.01, holm, 2 rating points)."""
     last = store.last_run(NAME) or {}
     config = last.get("config", {}) if isinstance(last, dict) else {}
+
+    def pick(given: Any, key: str, default: Any) -> Any:
+        recorded = config.get(key)
+        return given if given is not None else (recorded if recorded is not None else default)
+
     return {
-        "alpha": float(alpha if alpha is not None else config.get("alpha", DEFAULT_ALPHA)),
-        "correction": str(
-            correction if correction is not None else config.get("correction", DEFAULT_CORRECTION)
-        ),
+        "alpha": float(pick(alpha, "alpha", DEFAULT_ALPHA)),
+        "correction": str(pick(correction, "correction", DEFAULT_CORRECTION)),
+        "equivalence_margin": float(pick(equivalence_margin, "equivalence_margin", DEFAULT_MARGIN)),
         "ci_level": 0.95,
     }
+
+
+def rules(settings: dict[str, Any]) -> dict[str, str]:
+    """The tests and decisions in words, as printed above the tables and kept in the JSON."""
+    alpha, correction, margin = settings["alpha"], settings["correction"], settings["equivalence_margin"]
+    return {
+        "test": "paired t-test over scenarios (scenario means of group vs control over the scenario × "
+        "rephrasing cells readable for both), two-sided; Wilcoxon signed-rank alongside",
+        "paper_rule": f"significant_paper: paired t-test, alpha = {PAPER_ALPHA:g}, uncorrected (paper 003 §4.5)",
+        "corrected_rule": f"significant: {correction}-adjusted p < alpha = {alpha:g}; family = the groups "
+        "of one category (race, gender or age) of one model × language × decoding",
+        "equivalence": f"TOST (two one-sided paired t-tests, statsmodels ttost_paired), margin ± {margin:g} "
+        f"rating points, {correction}-adjusted p < {alpha:g}; verdict: equivalent (the default persona), "
+        "differs (significant), undetermined (neither: too little data to say), untested (< 2 scenarios)",
+        "effect_size": "Cohen's d_z (mean paired difference / SD of differences)",
+        "decoding": DECODING_NOTE,
+        "correction_family": "all groups of one category of one model × language × decoding "
+        "(temperature, max_tokens)",
+    }
+
+
+def unreadable_warnings(bad: pd.DataFrame, threshold: float = UNREADABLE_WARNING) -> list[str]:
+    """One line per unit × group with more than ``threshold`` of its answers unreadable."""
+    if bad.empty:
+        return []
+    lines = []
+    for row in bad[bad["unreadable_warning"]].to_dict(orient="records"):
+        lines.append(
+            f"{row['category']} {row['group']} ({row['model']} · {row['language']} · T={row['temperature']:g} · "
+            f"{row['max_tokens']} tokens): {row['unparseable_pct']:.1f}% of {row['n_answered']} answers "
+            f"unreadable (above {100 * threshold:.0f}%); its numbers describe the readable answers only"
+        )
+    return lines
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -58,9 +103,12 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
-def analyse(outcome_frame: pd.DataFrame, alpha: float, correction: str) -> dict[str, pd.DataFrame]:
+def analyse(
+    outcome_frame: pd.DataFrame, alpha: float, correction: str, equivalence_margin: float = DEFAULT_MARGIN
+) -> dict[str, pd.DataFrame]:
     """Every table of the analysis, as frames (what summarise and the report are made of)."""
-    comparison = compare_to_control(outcome_frame, alpha=alpha, correction=correction)
+    comparison = compare_to_control(outcome_frame, alpha=alpha, correction=correction,
+                                    equivalence_margin=equivalence_margin)
     bad = unparseable(outcome_frame)
     if not comparison.empty:
         keys = [*UNIT, "category", "group"]
@@ -72,26 +120,30 @@ def analyse(outcome_frame: pd.DataFrame, alpha: float, correction: str) -> dict[
         "controls": control_summary(outcome_frame),
         "phrasings": phrasing_table(outcome_frame),
         "default_persona": default_persona(comparison),
-        "repeatability": repeatability(outcome_frame, alpha=alpha, correction=correction),
+        "repeatability": repeatability(outcome_frame, alpha=alpha, correction=correction,
+                                       equivalence_margin=equivalence_margin),
         "unparseable": bad,
         "significance_frequency": significance_frequency(comparison),
     }
 
 
-def summarise(store: Store, alpha: float | None = None, correction: str | None = None) -> dict[str, Any]:
-    """JSON-ready analysis: per model × language × decoding × category × group."""
-    settings = analysis_settings(store, alpha, correction)
+def summarise(
+    store: Store,
+    alpha: float | None = None,
+    correction: str | None = None,
+    equivalence_margin: float | None = None,
+) -> dict[str, Any]:
+    """JSON-ready analysis: per model × language × decoding × category × group, with ``warnings``."""
+    settings = analysis_settings(store, alpha, correction, equivalence_margin)
     frame = load_outcomes(store)
-    tables = analyse(frame, settings["alpha"], settings["correction"]) if not frame.empty else {}
+    tables = (
+        analyse(frame, settings["alpha"], settings["correction"], settings["equivalence_margin"])
+        if not frame.empty else {}
+    )
     summary: dict[str, Any] = {
-        "settings": {
-            **settings,
-            "test": "paired t-test over scenarios (scenario means of group vs control), two-sided; "
-            "Wilcoxon signed-rank alongside",
-            "effect_size": "Cohen's d_z (mean paired difference / SD of differences)",
-            "correction_family": "all groups of one model × language × decoding (temperature, max_tokens)",
-        },
+        "settings": {**settings, **rules(settings)},
         "n_rows": len(frame),
+        "warnings": unreadable_warnings(tables.get("unparseable", pd.DataFrame())),
     }
     for name in TABLES:
         table = tables.get(name, pd.DataFrame())

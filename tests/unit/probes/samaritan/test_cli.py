@@ -71,6 +71,7 @@ def test_samples_in_the_plan(tmp_path: Path) -> None:
         (["--lang", "en,fr"], "--lang 'fr' is not valid for samaritan; valid: en, de"),
         (["--alpha", "2"], "--alpha 2.0: must be between 0 and 1"),
         (["--correction", "fdr"], "--correction 'fdr': valid: bh, by, bonferroni, holm, none"),
+        (["--equivalence-margin", "0"], "--equivalence-margin 0.0: must be above 0"),
     ],
 )
 def test_option_errors_are_one_line(tmp_path: Path, args: list[str], expected: str) -> None:
@@ -98,7 +99,7 @@ def test_run_declares_no_backend_option_itself() -> None:
     from biasatlas.cli.options import SHARED_OPTION_NAMES
 
     own = set(inspect.signature(run_samaritan.run_samaritan).parameters) - set(SHARED_OPTION_NAMES)
-    assert own == {"category", "alpha", "correction"}
+    assert own == {"category", "alpha", "correction", "equivalence_margin"}
 
 
 def test_summary_without_a_study(tmp_path: Path) -> None:
@@ -106,3 +107,16 @@ def test_summary_without_a_study(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no study" in result.output
     bad = runner.invoke(app, ["samaritan", "summary", "--study", str(tmp_path), "--alpha", "0"])
     assert bad.exit_code == 2 and "--alpha 0.0" in bad.output
+
+
+def test_equivalence_margin_on_run_and_summary(tmp_path: Path) -> None:
+    run = runner.invoke(app, ["run", "samaritan", "--study", str(tmp_path), "--model", "fake:m",
+                              "--category", "gender", "--limit", "8", "--equivalence-margin", "3"])
+    assert run.exit_code == 0, run.output
+    recorded = runner.invoke(app, ["samaritan", "summary", "--study", str(tmp_path), "--json"])
+    assert json.loads(recorded.stdout)["settings"]["equivalence_margin"] == 3.0
+    chosen = runner.invoke(app, ["samaritan", "summary", "--study", str(tmp_path), "--json",
+                                 "--equivalence-margin", "1.5"])
+    assert json.loads(chosen.stdout)["settings"]["equivalence_margin"] == 1.5
+    bad = runner.invoke(app, ["samaritan", "summary", "--study", str(tmp_path), "--equivalence-margin", "-1"])
+    assert bad.exit_code == 2 and "--equivalence-margin -1.0: must be above 0" in bad.output
