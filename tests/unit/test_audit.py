@@ -330,3 +330,15 @@ def test_shared_backend_is_opened_once_and_lent() -> None:
     assert options.backend_id == "fake:a"
     options.close()
     assert options.backend_id is None
+
+
+def test_display_names_never_merge_two_models(tmp_path: Path) -> None:
+    study = tmp_path / "study"
+    probes = {"contact": {"languages": ["en"], "axes": ["religion"], "limit": 3}}
+    first = write(tmp_path, {"models": [{"name": "M", "model": "fake:a"}], "probes": probes}, "one.yaml")
+    models = [{"name": "M", "model": "fake:b"}, {"name": "N", "model": "fake:c"}]
+    second = write(tmp_path, {"models": models, "probes": probes}, "two.yaml")
+    for path in (first, second):
+        assert runner.invoke(app, ["audit", str(path), "--study", str(study)]).exit_code == 0
+    with Store(study) as store:
+        assert display_names(store) == {"fake:a": "M [fake:a]", "fake:b": "M [fake:b]", "fake:c": "N"}
