@@ -110,9 +110,23 @@ def test_embedded_model_id_without_loading_it() -> None:
     info = model_info(BackendOptions(model="smollm2"))
     assert info.backend_id == identify(locate("smollm2"), LocalOptions()).id
     assert info.backend_id.startswith("local:smollm2@")
-    assert info.count_tokens is approximate_tokens  # a GGUF file: the stated approximation
     bf16 = model_info(BackendOptions(model="smollm2", dtype="bfloat16"))
     assert bf16.backend_id == f"{info.backend_id}#bfloat16"
+
+
+def test_gguf_tokens_by_its_vocabulary_else_the_approximation(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("llama_cpp")  # the server extra, installed for the tests
+    info = model_info(BackendOptions(model="smollm2"))
+    assert info.tokens_by == "the model's tokenizer"
+    assert info.count_tokens("Hello world") == 2  # "Hello", " world"; 4 characters per token would say 3
+    assert approximate_tokens("Hello world") == 3
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    without = lambda name, *a: None if name == "llama_cpp" else find_spec(name, *a)  # noqa: E731
+    monkeypatch.setattr(importlib.util, "find_spec", without)
+    info = model_info(BackendOptions(model="smollm2"))
+    assert info.count_tokens is approximate_tokens and info.tokens_by == "≈ 4 characters per token"
 
 
 def test_tokenizer_of_a_model_directory(tmp_path: Path) -> None:

@@ -4,9 +4,10 @@ The backend id (and with it every cache key) is computed without loading the mod
 id needs only the weights' digest (cached per file, see ``backends.local.identity``), an HTTP
 model's only the server URL and settings (the backend is built without contacting the server).
 Masked and span-filling models are known once loaded. Tokens are counted with the model's own
-tokenizer where its ``tokenizer.json`` is at hand (a model directory or a downloaded hub snapshot);
-for GGUF files (reading the tokenizer from a GGUF takes ~20 s) and HTTP models, with the stated
-approximation of 4 characters per token.
+tokenizer where it is at hand: a model directory's or downloaded hub snapshot's ``tokenizer.json``
+(the ``tokenizers`` library), a GGUF file's vocabulary read by llama.cpp (``llama-cpp-python``, the
+``server`` extra; only the vocabulary is loaded, about a second). Otherwise (HTTP models, a GGUF
+without llama.cpp installed) with the stated approximation of 4 characters per token.
 """
 
 from __future__ import annotations
@@ -55,8 +56,32 @@ def _tokenizer(folder: Path) -> Callable[[str], int] | None:
     return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
 
 
-def _local(spec: str, options: BackendOptions) -> tuple[str, Path | None]:
-    """A local model's backend id and the folder holding its tokenizer (None for a GGUF file)."""
+def _gguf_tokenizer(file: Path) -> Callable[[str], int] | None:
+    """A counter from a GGUF file's vocabulary via llama.cpp, if installed (its log lines kept off the terminal)."""
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        return None
+    import llama_cpp
+
+    saved = os.dup(2)  # llama.cpp writes to the C stderr even with verbose=False
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            try:
+                model = llama_cpp.Llama(model_path=str(file), vocab_only=True, verbose=False)
+            finally:
+                os.dup2(saved, 2)
+    except Exception:  # a file llama.cpp cannot read: fall back to the approximation
+        return None
+    finally:
+        os.close(saved)
+    return lambda text: len(model.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+
+def _local(spec: str, options: BackendOptions) -> tuple[str, Path]:
+    """A local model's backend id and where its tokenizer is (a folder, or the GGUF file)."""
     from biasatlas.backends.local.identity import hub_snapshot, identify
     from biasatlas.backends.local.models import LocalOptions, locate
     from biasatlas.backends.registry import _check_local_target
@@ -74,8 +99,8 @@ def _local(spec: str, options: BackendOptions) -> tuple[str, Path | None]:
     if adapter and not Path(adapter).is_dir():
         raise BackendError(f"adapter directory not found: {adapter}")
     if not location.is_hub_id:
-        folder = None if location.gguf_file else Path(location.path)
-        return identify(location, local_options).id, folder
+        where = Path(location.path) / location.gguf_file if location.gguf_file else Path(location.path)
+        return identify(location, local_options).id, where
     try:
         snapshot, revision = hub_snapshot(location.path)
     except (OSError, ValueError, ImportError) as exc:
@@ -115,11 +140,11 @@ def model_info(options: BackendOptions) -> ModelInfo:
         info.backend_id = _http_id(options)
     else:
         try:
-            info.backend_id, folder = _local(spec, options)
+            info.backend_id, where = _local(spec, options)
         except LookupError as exc:
             info.id_note = str(exc)
             return info
-        counter = _tokenizer(folder) if folder is not None else None
+        counter = _gguf_tokenizer(where) if where.suffix == ".gguf" else _tokenizer(where)
         if counter is not None:
             info.count_tokens, info.tokens_by = counter, "the model's tokenizer"
     return info
