@@ -1,0 +1,163 @@
+"""`biasatlas batch export` / `batch import`: a plan as OpenAI Batch files, and their answers stored back.
+
+The files run on the OpenAI Batch API, vLLM's ``run_batch`` and Ray Data over vLLM (docs/scale.md).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import typing
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from biasatlas.cli.app import app
+from biasatlas.cli.common import StudyOpt, check_study, console, fail, resume_command
+from biasatlas.cli.options import RunOptions, run_options
+
+batch_app = typer.Typer(
+    help="Batch files: export a plan's requests (OpenAI Batch / vLLM run_batch / Ray Data), import the answers.",
+    no_args_is_help=True,
+)
+app.add_typer(batch_app, name="batch")
+
+DEFAULT_MAX_LINES = 50_000  # the OpenAI Batch API's limit per file
+
+
+def probe_values(probe: Any, items: list[str] | None) -> dict[str, Any]:
+    """``--set NAME=VALUE`` as probe config fields; list fields take comma-separated values."""
+    from biasatlas.probes.base import ProbeConfig
+
+    values: dict[str, Any] = {}
+    fields = probe.config_model.model_fields
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in fields or name in ProbeConfig.model_fields:
+            own = sorted(set(fields) - set(ProbeConfig.model_fields))
+            fail(f"--set {item!r}: want NAME=VALUE with NAME one of {', '.join(own) or '(none)'} "
+                 "(the shared run options have options of their own)")
+        annotation = fields[name].annotation
+        is_list = typing.get_origin(annotation) is list or any(
+            typing.get_origin(a) is list for a in typing.get_args(annotation)
+        )
+        values[name] = [v.strip() for v in value.split(",") if v.strip()] if is_list else value.strip()
+    return values
+
+
+def http_options(opts: RunOptions) -> Any:
+    """The OpenAIOptions of ``--base-url``, ``--structured``, ``--choice-norm`` and ``--http``."""
+    from biasatlas.backends.base import BackendError
+    from biasatlas.backends.openai_compat import OpenAIOptions, parse_settings
+
+    b = opts.backend
+    values: dict[str, Any] = {"base_url": b.base_url, "structured": b.structured, "choice_norm": b.choice_norm}
+    try:
+        values.update(parse_settings(b.http))
+        return OpenAIOptions(**{k: v for k, v in values.items() if v is not None})
+    except BackendError as exc:
+        fail(str(exc))
+    except ValueError as exc:
+        fail(f"invalid backend option: {str(exc).splitlines()[0]}")
+
+
+@batch_app.command("export")
+@run_options
+def export(
+    opts: RunOptions,
+    probe_name: Annotated[str, typer.Argument(metavar="PROBE", help="The probe to plan (as in `biasatlas run`).")],
+    out: Annotated[Path, typer.Option("--out", help="Directory for the batch input files (created if missing).")],
+    max_lines: Annotated[
+        int, typer.Option("--max-lines", help="Requests per file at most (OpenAI's Batch API takes 50,000).")
+    ] = DEFAULT_MAX_LINES,
+    settings: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Probe-specific option NAME=VALUE (repeatable), e.g. scales=certainty,likelihood."),
+    ] = None,
+) -> None:
+    """Plan PROBE as `biasatlas run PROBE` would, record the plan in the study, and write every request the
+    study does not hold yet as OpenAI Batch input JSONL (custom_id = the cache key, body = the exact request)."""
+    from biasatlas.backends.base import BackendError
+    from biasatlas.batch.export import export_batch
+    from biasatlas.lock import StudyLockedError
+    from biasatlas.probes import PROBE_MODULES, load_probe
+    from biasatlas.probes.base import CLI_COMMAND, Probe, ProbeConfigError
+    from biasatlas.store import StoreError
+
+    if probe_name not in PROBE_MODULES:
+        fail(f"unknown probe {probe_name!r}; valid: {', '.join(PROBE_MODULES)}")
+    if max_lines < 1:
+        fail(f"--max-lines {max_lines}: must be at least 1")
+    kind, _, model = opts.backend.model.partition(":")
+    if kind != "openai" or not model:
+        fail(f"--model {opts.backend.model!r}: batch files are for OpenAI-compatible servers, use openai:NAME")
+    probe = load_probe(probe_name)
+    if type(probe).run is not Probe.run:
+        fail(f"{probe_name} runs in more than one step (or asks several models); batch export covers one-step "
+             "probes: use `biasatlas run` for it")
+    CLI_COMMAND.set(resume_command())
+    options = http_options(opts)
+    try:
+        config = probe.config(**opts.probe_values(), **probe_values(probe, settings))
+        if opts.plan_only:
+            sys.stdout.write(json.dumps(probe.plan_summary(probe.plan(config), config), indent=2) + "\n")
+            return
+        check_study(opts.study, write=True)
+        result = export_batch(probe, config, model, options, opts.study, out, max_lines=max_lines)
+    except (ProbeConfigError, BackendError, StoreError, StudyLockedError) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write the batch files to {out}: {exc.strerror or exc}")
+    console.print(f"run {result.run_id} ({result.backend_id}): planned {result.planned}, cached {result.cached}, "
+                  f"exported {result.exported} requests in {len(result.files)} files", markup=False)
+    for path in result.files:
+        console.print(f"  {path}", markup=False)
+    estimate = (f"estimate: ~{result.prompt_tokens:,} prompt tokens, at most {result.completion_tokens:,} completion "
+                "tokens")
+    if result.cost_usd is None:
+        console.print(f"{estimate}; no price given (--http price_prompt=USD --http price_completion=USD per million "
+                      "tokens)", markup=False)
+    else:
+        console.print(f"{estimate}; cost at the batch price (half the --http prices): ~${result.cost_usd:.4f} "
+                      f"(${result.cost_usd_live:.4f} one by one)", markup=False)
+
+
+@batch_app.command("import")
+def import_(
+    study: StudyOpt,
+    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="OpenAI Batch output JSONL files.")],
+    as_json: Annotated[bool, typer.Option("--json", help="The counts as JSON on stdout.")] = False,
+) -> None:
+    """Store the answers of OpenAI Batch output files (any order, partial files fine; importing twice stores
+    nothing new). Lines of another study are counted, never stored; unreadable lines are reported."""
+    from biasatlas.batch.importer import import_batch
+    from biasatlas.lock import StudyLockedError
+    from biasatlas.store import DB_NAME, StoreError
+
+    check_study(study, write=True)
+    if not (study / DB_NAME).exists():
+        fail(f"no study at {study} (expected {study / DB_NAME}); run `biasatlas batch export` first")
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        fail(f"no such file: {missing[0]}")
+    try:
+        result = import_batch(study, files)
+    except (StoreError, StudyLockedError) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot read the batch files: {exc.strerror or exc}")
+    for bad in result.bad:
+        console.print(f"warning: {bad}", markup=False)
+    if result.unknown:
+        console.print(f"warning: {result.unknown} lines name requests no batch export of this study wrote (another "
+                      f"study or plan?), not stored: {', '.join(result.unknown_ids)}", markup=False)
+    console.print(f"imported {result.lines} lines: {result.answers} answers and {result.errors} errors stored, "
+                  f"{result.already} held already, {result.duplicates} duplicates, {result.unknown} unknown, "
+                  f"{len(result.bad)} unreadable", markup=False)
+    for run_id, counts in result.runs.items():
+        console.print(f"run {run_id}: answered {counts['answered']} of {counts['planned']}, failed {counts['failed']}, "
+                      f"pending {counts['pending']}", markup=False)
+    if as_json:
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")

@@ -1,0 +1,231 @@
+"""Batch files: export (keys and bodies the live backend would use) and import of fake Batch output files."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
+from biasatlas.batch import BatchBackend, export_batch, import_batch
+from biasatlas.batch.formats import write_parts
+from biasatlas.cli.main import app
+from biasatlas.probes import load_probe
+from biasatlas.records import GenerationSettings, Message, Prompt, Request
+from biasatlas.store import Store
+
+URL = "http://127.0.0.1:9/v1"
+runner = CliRunner()
+
+
+def _contact(
+    study: Path, out: Path, *, mode: str = "generate", limit: int = 30, **options: Any
+) -> list[dict[str, Any]]:
+    probe = load_probe("contact")
+    config = probe.config(limit=limit, mode=mode, max_tokens=4)
+    opts = OpenAIOptions(base_url=URL, **options)
+    result = export_batch(probe, config, "smollm2", opts, study, out, max_lines=100)
+    return [json.loads(line) for path in result.files for line in path.read_text().splitlines()]
+
+
+def _answer(line: dict[str, Any], text: str = "Yes") -> dict[str, Any]:
+    """A Batch output line answering an input line: free text, or first-token logprobs for choice bodies."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": "stop"}
+    if line["body"].get("logprobs"):
+        tops = [{"token": "Yes", "logprob": -0.2}, {"token": " No", "logprob": -1.8}, {"token": "The", "logprob": -4.0}]
+        choice["logprobs"] = {"content": [{"token": "Yes", "logprob": -0.2, "top_logprobs": tops}]}
+    body = {"id": "chatcmpl-1", "object": "chat.completion", "choices": [choice],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 1, "total_tokens": 21}}
+    return {"id": "batch_req_1", "custom_id": line["custom_id"],
+            "response": {"status_code": 200, "request_id": "r1", "body": body}, "error": None}
+
+
+def _write(path: Path, records: list[dict[str, Any]], tail: str = "") -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records) + tail)
+    return path
+
+
+def _statuses(study: Path) -> dict[str, int]:
+    with Store(study) as store:
+        return store.frame("contact")["status"].value_counts().to_dict()
+
+
+# ---- export ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["generate", "choice"])
+@pytest.mark.parametrize("structured", ["auto", "off"])
+def test_lines_hold_the_live_backends_key_and_body(tmp_path: Path, mode: str, structured: str) -> None:
+    lines = _contact(tmp_path / "s", tmp_path / "out", mode=mode, structured=structured)
+    options = OpenAIOptions(base_url=URL, structured=structured, check=False,
+                            choice_method="first_token" if mode == "choice" else "auto")
+    live = OpenAIBackend("smollm2", options)
+    try:
+        probe = load_probe("contact")
+        config = probe.config(limit=30, mode=mode, max_tokens=4)
+        requests = [Request(prompt=p, settings=probe.settings(config)) for p in probe.plan(config)]
+        by_key = {r.cache_key(live.id): r for r in requests}
+        assert [line["custom_id"] for line in lines] == list(by_key)  # one line per distinct request, plan order
+        for line in lines:
+            request = by_key[line["custom_id"]]
+            body = live._body(request, choice=mode == "choice")
+            if mode == "generate" and structured == "auto":  # the first dialect the live backend tries
+                assert line["body"]["response_format"]["type"] == "json_schema"
+                assert line["body"]["max_tokens"] == 64
+                body = {**body, "response_format": line["body"]["response_format"], "max_tokens": 64}
+            assert line["body"] == body
+            assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
+    finally:
+        live.close()
+
+
+def test_choice_options_one_token_cannot_tell_apart_are_asked_in_generate_mode() -> None:
+    prompt = Prompt(probe="x", language="en", messages=(Message(role="user", content="Pick"),),
+                    options=("New York", "New Delhi"))
+    request = Request(prompt=prompt, settings=GenerationSettings(mode="choice", max_tokens=5))
+    backend = BatchBackend("m", OpenAIOptions(base_url=URL), mode="choice")
+    body = backend.body(request)
+    assert "logprobs" not in body and body["max_tokens"] == 5
+    answer = backend.answer(request, 200, {"choices": [{"message": {"content": " New York "}}]})
+    assert answer.text == "New York" and "choice_fallback" in answer.info
+
+
+def test_parts_split_at_max_lines(tmp_path: Path) -> None:
+    paths = write_parts(({"n": i} for i in range(25)), tmp_path, 10, stem="x")
+    assert [len(p.read_text().splitlines()) for p in paths] == [10, 10, 5]
+    with pytest.raises(ValueError):
+        write_parts([{"n": 1}], tmp_path, 0)
+
+
+def test_export_records_the_plan_and_skips_what_the_study_holds(tmp_path: Path) -> None:
+    study = tmp_path / "s"
+    lines = _contact(study, tmp_path / "a")
+    with Store(study) as store:
+        run = store.last_run("contact")
+        frame = store.frame("contact")
+    assert run is not None and run["status"] == "exported" and run["totals"]["pending"] == len(lines) == 30
+    assert len(frame) == 30 and (frame["status"] == "pending").all()
+    import_batch(study, [_write(tmp_path / "o.jsonl", [_answer(line) for line in lines[:10]])])
+    again = _contact(study, tmp_path / "b")
+    assert len(again) == 20 and not {x["custom_id"] for x in lines[:10]} & {x["custom_id"] for x in again}
+
+
+# ---- import ------------------------------------------------------------------------------------
+def test_import_stores_every_answer_once_and_twice_stores_nothing(tmp_path: Path) -> None:
+    study = tmp_path / "s"
+    lines = _contact(study, tmp_path / "in")
+    out = _write(tmp_path / "out.jsonl", [_answer(line) for line in lines])
+    first = import_batch(study, [out])
+    assert (first.answers, first.errors, first.unknown, first.already, first.bad) == (30, 0, 0, 0, [])
+    with Store(study) as store:
+        counts = (store.response_count(), store.error_count())
+        run = store.last_run("contact")
+    assert run is not None and run["status"] == "complete" and run["totals"]["new"] == 30
+    second = import_batch(study, [out])
+    assert (second.answers, second.errors, second.already) == (0, 0, 30)
+    with Store(study) as store:
+        assert (store.response_count(), store.error_count()) == counts
+    assert _statuses(study) == {"answered": 30}
+
+
+def test_any_order_and_partial_files(tmp_path: Path) -> None:
+    study = tmp_path / "s"
+    lines = _contact(study, tmp_path / "in")
+    answers = [_answer(line) for line in lines]
+    late = _write(tmp_path / "late.jsonl", answers[20:][::-1])
+    early = _write(tmp_path / "early.jsonl", answers[:20][::-1])
+    assert import_batch(study, [late]).answers == 10
+    assert _statuses(study) == {"pending": 20, "answered": 10}
+    assert import_batch(study, [early, late]).answers == 20
+    assert _statuses(study) == {"answered": 30}
+
+
+def test_bad_input_unknown_ids_truncated_line_errors_and_duplicates(tmp_path: Path) -> None:
+    study = tmp_path / "s"
+    lines = _contact(study, tmp_path / "in")
+    other = _contact(tmp_path / "other", tmp_path / "in2", mode="choice")  # another study's plan
+    records = [_answer(line) for line in lines[:26]]
+    records.append(_answer(lines[0]))  # a duplicate of line 1
+    records.append({"id": "b", "custom_id": lines[26]["custom_id"], "response": None,
+                    "error": {"code": "batch_expired", "message": "This request could not be executed"}})
+    records.append({"id": "c", "custom_id": lines[27]["custom_id"],
+                    "response": {"status_code": 500, "body": {"error": {"message": "server exploded"}}}})
+    records.append({"id": "d", "custom_id": lines[28]["custom_id"],
+                    "response": {"status_code": 200, "body": {"choices": []}}})
+    records += [_answer(line) for line in other[:3]]
+    truncated = json.dumps(_answer(lines[29]))[:70]  # the file ends mid-line
+    path = _write(tmp_path / "out.jsonl", records, tail=truncated)
+    result = import_batch(study, [path])
+    assert result.answers == 26 and result.duplicates == 1
+    assert result.errors == 3 and result.unknown == 3 and len(result.unknown_ids) == 3
+    assert [(b.path, b.number) for b in result.bad] == [(path, len(records) + 1)]
+    assert "truncated" in result.bad[0].reason
+    assert _statuses(study) == {"answered": 26, "failed": 3, "pending": 1}
+    with Store(study) as store:
+        errors = [row[0] for row in store.conn.execute("SELECT error FROM errors ORDER BY error_id")]
+        assert store.cached_keys(x["custom_id"] for x in other) == set()  # never stored
+    assert "batch_expired" in errors[0] and errors[1].startswith("http_500: server exploded")
+    assert errors[2].startswith("malformed")
+    again = import_batch(study, [path])  # the same errors are not stored twice
+    assert (again.answers, again.errors, again.already) == (0, 0, 30)  # 26 answers, the duplicate, 3 errors
+    # a retried batch answers the failed and the missing requests
+    fixed = _write(tmp_path / "retry.jsonl", [_answer(line) for line in lines[26:]])
+    assert import_batch(study, [fixed]).answers == 4
+    assert _statuses(study) == {"answered": 30}
+    with Store(study) as store:
+        assert store.error_count() == 3
+
+
+def test_choice_answers_read_as_the_live_backend_reads_them(tmp_path: Path) -> None:
+    study = tmp_path / "s"
+    lines = _contact(study, tmp_path / "in", mode="choice")
+    records = [_answer(line) for line in lines]
+    records[0]["response"]["body"]["choices"][0].pop("logprobs")  # a server that gives no logprobs
+    result = import_batch(study, [_write(tmp_path / "o.jsonl", records)])
+    assert (result.answers, result.errors) == (29, 1)
+    with Store(study) as store:
+        frame = store.frame("contact")
+        error = store.conn.execute("SELECT error FROM errors").fetchone()[0]
+    assert "logprobs" in error
+    answered = frame[frame["status"] == "answered"]
+    assert len(answered) == 29
+    for probs in answered["option_probs"]:  # "Yes" and " No" among the top tokens, "The" is neither
+        assert probs["Yes"] == pytest.approx(1 / (1 + math.exp(-1.6))) and probs["No"] < 0.2
+    with Store(study) as store:
+        assert load_probe("contact").summarise(store)  # the summary works on imported answers
+
+
+# ---- CLI ---------------------------------------------------------------------------------------
+def test_cli_export_import_and_one_line_errors(tmp_path: Path) -> None:
+    study, out = tmp_path / "s", tmp_path / "files"
+    args = ["batch", "export", "contact", "--study", str(study), "--model", "openai:smollm2", "--base-url", URL,
+            "--out", str(out), "--limit", "12", "--max-lines", "5", "--set", "scales=certainty,likelihood",
+            "--http", "price_prompt=100", "--http", "price_completion=200"]
+    done = runner.invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert "exported 12 requests in 3 files" in done.output and "batch price" in done.output
+    files = sorted(out.glob("*.jsonl"))
+    lines = [json.loads(x) for f in files for x in f.read_text().splitlines()]
+    with Store(study) as store:
+        run = store.last_run("contact")
+    assert run is not None and run["config"]["config"]["scales"] == ["certainty", "likelihood"]
+    batch = run["totals"]["info"]["batch"]
+    assert batch["cost_usd_live"] > 0.01
+    assert batch["cost_usd_batch"] == pytest.approx(batch["cost_usd_live"] / 2, abs=2e-6)
+    answers = _write(tmp_path / "o.jsonl", [_answer(line) for line in lines], tail='{"custom_id": "x", "resp')
+    done = runner.invoke(app, ["batch", "import", "--study", str(study), str(answers)])
+    assert done.exit_code == 0, done.output
+    assert f"{answers}:13: truncated line" in done.output and "12 answers" in done.output
+    for bad, message in (
+        (["--model", "smollm2"], "use openai:NAME"),
+        (["--set", "nope=1"], "--set 'nope=1'"),
+        (["--max-lines", "0"], "--max-lines 0"),
+    ):
+        done = runner.invoke(app, [*args, *bad])
+        assert done.exit_code == 2 and message in done.output, done.output
+    done = runner.invoke(app, ["batch", "export", "stories", "--study", str(study), "--model", "openai:m",
+                               "--out", str(out)])
+    assert done.exit_code == 2 and "more than one step" in done.output
