@@ -52,7 +52,7 @@ def _write(path: Path, records: list[dict[str, Any]], tail: str = "") -> Path:
 
 def _statuses(study: Path) -> dict[str, int]:
     with Store(study) as store:
-        return store.frame("contact")["status"].value_counts().to_dict()
+        return {str(k): int(v) for k, v in store.frame("contact")["status"].value_counts().items()}
 
 
 # ---- export ------------------------------------------------------------------------------------
@@ -60,8 +60,8 @@ def _statuses(study: Path) -> dict[str, int]:
 @pytest.mark.parametrize("structured", ["auto", "off"])
 def test_lines_hold_the_live_backends_key_and_body(tmp_path: Path, mode: str, structured: str) -> None:
     lines = _contact(tmp_path / "s", tmp_path / "out", mode=mode, structured=structured)
-    options = OpenAIOptions(base_url=URL, structured=structured, check=False,
-                            choice_method="first_token" if mode == "choice" else "auto")
+    options = OpenAIOptions.model_validate({"base_url": URL, "structured": structured, "check": False,
+                                            "choice_method": "first_token" if mode == "choice" else "auto"})
     live = OpenAIBackend("smollm2", options)
     try:
         probe = load_probe("contact")
