@@ -356,3 +356,30 @@ def test_display_names_never_merge_two_models(tmp_path: Path) -> None:
         assert runner.invoke(app, ["audit", str(path), "--study", str(study)]).exit_code == 0
     with Store(study) as store:
         assert display_names(store) == {"fake:a": "M [fake:a]", "fake:b": "M [fake:b]", "fake:c": "N"}
+
+
+class _Stopping(FakeBackend):
+    def _respond(self, requests: Sequence[Request], choice: bool) -> Iterator[Response]:
+        from biasatlas.backends.base import BackendStopped
+
+        raise BackendStopped("scripted: the server keeps refusing")
+        yield  # a generator, like the backends
+
+
+def test_a_stopped_model_skips_its_cells_exit_4(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, SMALL)
+    study = tmp_path / "study"
+
+    def opened(self: BackendOptions) -> Any:
+        name = self.model.partition(":")[2]
+        return _Stopping(name=name) if name == "a" else FakeBackend(name=name)
+
+    monkeypatch.setattr(BackendOptions, "open", opened)
+    result = runner.invoke(app, ["audit", str(path), "--study", str(study)])
+    assert result.exit_code == 4, result.output
+    assert "skipped Alpha · samaritan · en: its model stopped earlier" in result.output
+    assert "scripted: the server keeps refusing" in result.output
+    with Store(study) as store:
+        assert set(store.runs()["backend_id"]) == {"fake:a", "fake:b"}
+        assert len(store.runs()) == 3  # Alpha's first cell, then Beta's two
+        assert (store.frame("samaritan")["status"] == "answered").all()
