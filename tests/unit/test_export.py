@@ -253,6 +253,25 @@ def test_parquet_without_pyarrow_names_the_extra_on_the_command_line(
     assert "pip install 'biasatlas[parquet]'" in line  # printed as is, not read as console markup
 
 
+def test_an_empty_table_has_no_row_group(tmp_path: Path) -> None:
+    """A probe with answers but no test (every answer unreadable) writes an empty statistics table;
+    `datasets` takes a Parquet file's first row group's size as its batch size, so an empty row group
+    breaks `load_dataset("parquet", data_files="statistics_*.parquet")` for every file of the glob."""
+    import pyarrow.parquet as pq
+
+    from biasatlas.export import _statistics_frame
+    from biasatlas.export.write import write_table
+
+    empty = _statistics_frame([])
+    path = write_table(empty, tmp_path / "statistics_x.parquet", "parquet")
+    assert pq.ParquetFile(path).metadata.num_row_groups == 0
+    back = pd.read_parquet(path)
+    assert list(back.columns) == list(STATISTICS) and back.empty
+    assert back.dtypes.astype(str).tolist() == empty.dtypes.astype(str).tolist()
+    full = write_table(_statistics_frame([{"probe": "x", "p": 0.5, "n": 3}]), tmp_path / "one.parquet", "parquet")
+    assert [g["num_rows"] for g in pq.ParquetFile(full).metadata.to_dict()["row_groups"]] == [1]
+
+
 def test_plain_types() -> None:
     frame = pd.DataFrame({
         "ints": [1, None, 3], "mixed_numbers": [1, 2.5, None], "flags": [True, None, False],

@@ -82,7 +82,9 @@ def write_table(frame: pd.DataFrame, path: Path, fmt: str) -> Path:
     """Write ``frame`` to ``path`` (Parquet or CSV) through a temporary file in the same directory."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        if fmt == "parquet":
+        if fmt == "parquet" and frame.empty:
+            _empty_parquet(frame, tmp)
+        elif fmt == "parquet":
             frame.to_parquet(tmp, index=False, engine="pyarrow")
         elif fmt == "csv":
             frame.to_csv(tmp, index=False, encoding="utf-8")
@@ -92,3 +94,13 @@ def write_table(frame: pd.DataFrame, path: Path, fmt: str) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def _empty_parquet(frame: pd.DataFrame, path: Path) -> None:
+    """The columns and types of an empty ``frame``, with no row group: pandas writes one of 0 rows,
+    and `datasets` takes the first row group's size as its batch size (0 fails the whole load)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.Schema.from_pandas(frame, preserve_index=False)
+    pq.ParquetWriter(path, schema).close()
