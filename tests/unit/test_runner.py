@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from importlib import metadata
 from pathlib import Path
 
@@ -198,3 +203,40 @@ def test_a_store_that_fails_mid_run_stops_the_run_with_its_error(tmp_path: Path)
     run = store.last_run()
     assert run is not None and run["status"] == "interrupted"
     assert store.response_count() == run["totals"]["new"] >= 1  # the first batch, acknowledged
+
+
+_CHILD = """
+import sys, time
+from biasatlas.backends.fake import FakeBackend
+from biasatlas.records import GenerationSettings, Message, Prompt
+from biasatlas.runner import run_plan
+from biasatlas.store import Store
+
+class Slow(FakeBackend):
+    def _respond(self, requests, choice):
+        for response in super()._respond(requests, choice):
+            time.sleep(0.002)
+            yield response
+
+prompts = [Prompt(probe="contact", language="en", messages=(Message(role="user", content=f"Q{i}?"),))
+           for i in range(3000)]
+run_plan(prompts, Slow(), Store(sys.argv[1]), GenerationSettings(), progress=False,
+         on_commit=lambda answered, failed: print(answered, flush=True))
+"""
+
+
+def test_sigkill_loses_no_answer_that_was_acknowledged(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    acknowledged, deadline = 0, time.monotonic() + 120
+    while acknowledged < 300 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        assert line, "the run ended before it could be killed"
+        acknowledged = int(line)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        stored = conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    assert acknowledged >= 300
+    assert stored >= acknowledged
