@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from biasatlas.probes.stories import harm as stories_harm
-from biasatlas.probes.stories.profiles import load_profiles
+from biasatlas.probes.stories.profiles import DEFAULT_VOTE, load_profiles
 from biasatlas.probes.stories.seeds import UNKNOWN, load_seeds
 from biasatlas.stats.associations import AssociationConfig, AssociationResult, jaccard_matrix, mine_associations
 from biasatlas.stats.proportions import wilson_interval
@@ -148,12 +148,13 @@ def summarise(
     config: AssociationConfig | None = None,
     groups: dict[str, dict[str, list[str]]] | None = None,
     correction: str | None = None,
+    vote: str = DEFAULT_VOTE,
 ) -> dict[str, Any]:
     """Counts, refusal rate (Wilson CI), association tables globally and per language.
 
     ``correction`` other than ``bh`` is not applied (see :data:`CORRECTION_RULE`): the summary says so.
     """
-    profiles, counts = load_profiles(store)
+    profiles, counts = load_profiles(store, vote=vote)
     out: dict[str, Any] = {"counts": counts}
     warnings = warnings_of(counts)
     if warnings:

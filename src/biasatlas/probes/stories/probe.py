@@ -168,12 +168,13 @@ class StoriesProbe(Probe):
         self, store: Store, alpha: float | None = None, correction: str | None = None, **analysis: Any
     ) -> dict[str, Any]:
         """The analysis at ``alpha`` (default 0.05). Tables are corrected with BH, cells with BY (the
-        paper's); another ``correction`` is not applied and the summary says so."""
+        paper's); another ``correction`` is not applied and the summary says so. ``vote`` ("valid", the
+        paper's, or "all") is the extractors' majority rule."""
         from biasatlas.probes.stories.analysis import summarise
         from biasatlas.stats.associations import AssociationConfig
 
         config = AssociationConfig() if alpha is None else AssociationConfig(alpha=alpha)
-        return summarise(store, config, correction=correction)
+        return summarise(store, config, correction=correction, vote=str(analysis.get("vote", "valid")))
 
     def print_summary(self, summary: dict[str, Any], console: Any) -> None:
         from biasatlas.probes.stories.summary import print_summary

@@ -8,7 +8,14 @@ import numpy as np
 import pandas as pd
 
 from biasatlas.probes.stories import harm as stories_harm
-from biasatlas.probes.stories.analysis import associations, distributions, language_sets, method_text
+from biasatlas.probes.stories.analysis import (
+    associations,
+    distributions,
+    empty_reason,
+    language_sets,
+    method_text,
+    warnings_of,
+)
 from biasatlas.probes.stories.plan import TITLE
 from biasatlas.probes.stories.profiles import load_profiles
 from biasatlas.probes.stories.seeds import UNKNOWN
@@ -27,12 +34,16 @@ def report_sections(store: Store) -> list[Section]:
         f"{st.get('failed', 0)} failed); {counts.get('profiles', 0)} stories with an extracted profile. "
         f"Extraction answers: {counts.get('extraction', {}).get('answers', {})}."
     )
-    if profiles.empty:
-        section.add_text("No extracted profiles yet: run the extraction step.")
-        return [section]
+    for warning in warnings_of(counts):
+        section.add_text(f"Warning: {warning}.")
     config = AssociationConfig()
+    if profiles.empty:
+        section.add_text(f"No association: {empty_reason(None, counts, config)}.")
+        return [section]
     glob = associations(profiles, False, config)
     section.methods = method_text(config)
+    if glob.associations.empty:
+        section.add_text(f"No association: {empty_reason(glob, counts, config)}.")
     frame = glob.associations.copy()
     for col in ("models", "languages"):
         if col in frame.columns:
