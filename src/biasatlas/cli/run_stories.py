@@ -277,9 +277,8 @@ def associations_cmd(
     store = _open(study)
     try:
         profiles, counts = load_profiles(store, vote=vote)
-        if profiles.empty:
-            fail("the study holds no extracted story profiles (run `biasatlas run stories` or `stories import`): "
-                 + stories.empty_reason(None, counts, config))
+        if not counts.get("stories"):
+            fail("the study holds no stories (run `biasatlas run stories` or `stories import`)")
         result: dict[str, Any] = {"counts": counts, "method": stories.method_text(config)}
         warnings = stories.warnings_of(counts)
         if warnings:
