@@ -170,8 +170,8 @@ def story_outcomes(store: Store) -> pd.DataFrame:
     """One row per stored story: the design factors, the story, and its voted profile.
 
     ``profile`` is True when the story has a voted profile (one column per attribute; the prompted
-    one is the prompt's value); ``reason`` says why not otherwise: not answered, refusal, empty, or
-    not extracted.
+    one is the prompt's value); ``reason`` says why not otherwise: not answered, refusal, empty, not
+    extracted, or every extraction rejected.
     """
     dims = list(load_seeds("en").dimensions)
     stories = story_rows(store)
@@ -188,6 +188,12 @@ def story_outcomes(store: Store) -> pd.DataFrame:
     frame["profile"] = frame.pop("_merge") == "both"
     reason = pd.Series(None, index=frame.index, dtype=object)
     reason[~frame["profile"]] = "not extracted"
+    ex = store.frame(probe=EXTRACT_PROBE)
+    if not ex.empty:
+        asked = {(str(g), f"{p}:{int(str(s))}") for g, p, s in
+                 zip(ex["generator"], ex["story_prompt_id"], ex["story_sample"], strict=True)}
+        was_asked = [(str(m), str(sid)) in asked for m, sid in zip(frame["model"], frame["story_id"], strict=True)]
+        reason[~frame["profile"] & pd.Series(was_asked, index=frame.index)] = "every extraction rejected"
     reason[frame["empty"].astype(bool)] = "empty"
     reason[frame["refusal"].astype(bool)] = "refusal"
     reason[frame["status"] != "answered"] = "not answered"

@@ -143,6 +143,9 @@ def test_stories_whose_extractions_were_all_rejected_are_not_profiles(tmp_path):
     summary = summarise(store)
     assert summary["associations"] == []
     assert "3 extracted stories had every extraction rejected" in summary["empty_reason"]
+    from biasatlas.probes.stories.profiles import story_outcomes
+
+    assert set(story_outcomes(store)["reason"]) == {"every extraction rejected"}
 
 
 def test_empty_tables_say_why(tmp_path):
