@@ -42,12 +42,19 @@ def test_small_run(model: LocalBackend, tmp_path: Path, language: str, axis: str
             assert sum(probs.values()) == pytest.approx(1.0, abs=1e-6)
         assert set(out["decision"]) <= {"biased", "unbiased"}
         assert out["moved"].dropna().isin(["toward", "away", "same"]).all()
+        assert out["p_moved"].dropna().isin(["toward", "away", "same"]).all()
+        assert out["p_biased"].between(0, 1).all() and out["ch"].dropna().isin([0.0, 1.0]).all()
     else:
         assert out["text"].map(lambda t: isinstance(t, str)).all()
         # every answer is scored or carries the reason it is not
         assert (out["decision"].isin(["biased", "unbiased"]) | out["reason"].notna()).all()
     summary = contact.summarise(store)
     assert sum(r["n"] for r in summary["by_contact"]) == 12
+    measures = {r["measure"] for r in summary["tests"]}
+    if mode == "choice":  # every choice answer has a decision and a probability
+        assert measures == {"decision", "P(biased)"}
+    else:  # no probabilities; decision tests only where the small model's texts were readable
+        assert measures <= {"decision"}
     store.close()
 
 
@@ -67,6 +74,12 @@ def test_cli_run_resume_summary_report(tmp_path: Path) -> None:
     cell = data["by_contact"][0]
     assert cell["language"] == "de" and cell["n"] == 3
     assert {"unbiased_pct", "biased_pct", "none_pct", "biased_ci_low", "biased_ci_high"} <= set(cell)
+    # the contact effect on the probabilities, on the 3 prompt sets, beside McNemar on the decisions
+    logodds = next(r for r in data["tests"] if r["measure"] == "P(biased)" and r["method_kind"] == "paired t")
+    assert logodds["n"] == 3 and logodds["p"] is not None and logodds["ci_low"] <= logodds["effect"]
+    printed = runner.invoke(app, ["summary", "--study", str(study)])
+    flat = " ".join(printed.output.split())
+    assert printed.exit_code == 0 and "P(biased)" in flat and "CH indicator" in flat
     report = runner.invoke(app, ["report", "--study", str(study)])
     assert report.exit_code == 0
     html = (study / "report.html").read_text()
