@@ -219,6 +219,11 @@ def test_cli_export_import_and_one_line_errors(tmp_path: Path) -> None:
     done = runner.invoke(app, ["batch", "import", "--study", str(study), str(answers)])
     assert done.exit_code == 0, done.output
     assert f"{answers}:13: truncated line" in done.output and "12 answers" in done.output
+    done = runner.invoke(app, ["summary", "--study", str(study), "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["contact"]["items"] == {"answered": 12}
+    done = runner.invoke(app, ["report", "--study", str(study), "--no-files"])
+    assert done.exit_code == 0 and (study / "report.html").is_file(), done.output
     for bad, message in (
         (["--model", "smollm2"], "use openai:NAME"),
         (["--set", "nope=1"], "--set 'nope=1'"),
