@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from biasatlas.backends.base import BackendError
+from biasatlas.backends.extras import require
 from biasatlas.records import Request, Response
 
 SLOT = "[TRAIT]"
@@ -211,6 +212,7 @@ class SpanBackend:
 
 def make_masked_backend(spec: str, options: MaskedOptions | None = None) -> MaskedLMBackend | SpanBackend:
     """``masked:PATH`` -> :class:`MaskedLMBackend`; ``span:PATH`` -> :class:`SpanBackend`."""
+    require("local", "masked and span models")
     kind, _, path = spec.partition(":")
     if not path:
         raise BackendError(f"{spec!r}: give a model after the colon, e.g. masked:bert-base-multilingual-cased")

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape as rich_escape
 
 from biasatlas.backends.base import Backend, BackendError
 from biasatlas.backends.options import BackendOptions
@@ -45,7 +46,8 @@ def check_analysis_options(alpha: float | None, correction: str | None) -> dict[
 
 def fail(message: str, code: int = 2) -> None:
     """Print one clear error line and exit."""
-    console.print(f"[bold red]error:[/] {message}")
+    # the message is text, not markup: "pip install 'biasatlas[local]'" keeps its brackets
+    console.print(f"[bold red]error:[/] {rich_escape(message)}")
     raise typer.Exit(code)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from biasatlas.backends.base import BackendError
+from biasatlas.backends.extras import require
 from biasatlas.backends.local.choice import ChoiceMixin
 from biasatlas.backends.local.generate import GenerateMixin
 from biasatlas.backends.local.identity import ModelIdentity, hub_revision, hub_snapshot, identify
@@ -93,6 +94,7 @@ class LocalBackend(GenerateMixin, ChoiceMixin):
     """
 
     def __init__(self, spec: str, options: LocalOptions | None = None) -> None:
+        require("local", "local models")
         self.spec = spec
         self.options = options or LocalOptions()
         self.location = locate(spec)

@@ -160,9 +160,12 @@ def execute(plan: DebiasPlan, backend: BackendOptions, study: str | Path, *, pro
     A KeyboardInterrupt propagates; stored answers and training checkpoints are kept, and the
     same call again resumes.
     """
+    from biasatlas.backends.extras import require
     from biasatlas.lock import study_writer
     from biasatlas.store import Store
 
+    if plan.state == "train":  # fail before the minutes of the "before" evaluation, not after
+        require("train", "Social Contact Debiasing (LoRA training)")
     split = plan.split
     say(f"setting {split.setting.number} ({split.setting.name}): train {len(split.train)}, validation "
         f"{len(split.validation)}, test {len(split.test)} prompts; adapter {plan.adapter_dir} ({plan.state})")
