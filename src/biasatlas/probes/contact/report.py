@@ -72,6 +72,33 @@ def bar_by_contact(table: pd.DataFrame) -> Any:
     return fig
 
 
+def probability_by_contact(table: pd.DataFrame) -> Any:
+    """Mean P(biased option) per framing with its t 95% interval, one group per model/mode/language/scale.
+
+    Shows a contact effect on the probabilities where no decision changes (choice mode).
+    """
+    keys = ["model", "mode", "language", "scale"]
+    groups = list(table.groupby(keys, sort=True))
+    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(groups)), 3.6))
+    colors = {"none": "#999999", "positive": "#3a923a", "negative": "#c0392b"}
+    for gi, (_, g) in enumerate(groups):
+        for ci, contact in enumerate(("none", "positive", "negative")):
+            row = g[g["contact"] == contact]
+            if row.empty:
+                continue
+            r = row.iloc[0]
+            low, high = r["ci_low"], r["ci_high"]
+            err = None if pd.isna(low) else [[max(r["mean"] - low, 0.0)], [max(high - r["mean"], 0.0)]]
+            ax.errorbar(gi + (ci - 1) * 0.25, r["mean"], yerr=err, fmt="o", color=colors[contact], capsize=3,
+                        label=contact if gi == 0 else None)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(["\n".join(str(k) for k in key) for key, _ in groups], fontsize=7)
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_ylabel("mean P(biased option) (t 95% CI)")
+    ax.legend(title="contact", fontsize=8)
+    return fig
+
+
 def heatmap_axis_scenario(outcomes_frame: pd.DataFrame, model: str, mode: str) -> Any:
     """Biased % by axis × scenario (paper 001 Figure 3), all framings pooled, n in each cell."""
     sub = outcomes_frame[(outcomes_frame["model"] == model) & (outcomes_frame["mode"] == mode)]
@@ -101,6 +128,10 @@ def sections(store: Any) -> list[Section]:
     tables = ca.all_tables(out)
     section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing")
     section.add_table(_display(tables["by_contact"]), "By model × scale × contact (paper 001 Table 3)")
+    probabilities = ca.probability_table(out, ["scale", "contact"])
+    if not probabilities.empty:
+        section.add_figure(probability_by_contact(probabilities),
+                           "Mean P(biased option) by contact framing (choice mode)")
     if out["action"].nunique() > 1:
         section.add_table(_display(tables["by_contact_action"]), "By scale × contact × action (action polarity)")
     for title, table in (

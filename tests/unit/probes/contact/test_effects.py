@@ -165,3 +165,11 @@ def test_samples_are_clustered_by_prompt_set(tmp_path: Path) -> None:
 
 def test_value_column_is_the_answer() -> None:
     assert PROBE.value_column == "answer"
+
+
+def test_report_shows_the_probabilities_by_framing(german: Store) -> None:
+    """The report plots mean P(biased option) per framing with its interval, beside the decision bars."""
+    from biasatlas.report.publish import FigureFile
+
+    captions = [f.caption for s in PROBE.report_sections(german) for f in s.files if isinstance(f, FigureFile)]
+    assert "Mean P(biased option) by contact framing (choice mode)" in captions
