@@ -47,7 +47,8 @@ def runs_table(store: Store) -> pd.DataFrame:
         rows.append({
             "run_id": run["run_id"],
             "probe": run["probe"],
-            "model": run["backend_id"],
+            "model": config.get("display_name") or run["backend_id"],
+            "model id": run["backend_id"],
             "model details": "; ".join(f"{k} {v}" for k, v in described.items() if v not in (None, "", {}))[:300],
             "settings": "; ".join(f"{k} {settings[k]}" for k in ("mode", "max_tokens", "temperature", "seed")
                                   if k in settings),
