@@ -86,6 +86,7 @@ class OpenAIBackend:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.stats = HttpStats()
         self.breaker = Breaker(opts.max_wait)
+        self.deadline = max(opts.deadline, opts.timeout)  # one attempt may always take its full timeout
         self._max_tokens_field = "max_tokens"  # or "max_completion_tokens", once a server asks for it
         self.models: list[str] = []  # what the server lists (filled by the setup check)
         self._runner = make_runner(opts.loop)
@@ -285,14 +286,14 @@ class OpenAIBackend:
         self.stats.requests += 1
         cause = None
         try:
-            async with asyncio.timeout(self.options.deadline):
+            async with asyncio.timeout(self.deadline):
                 fields = await self._ask(request, retries, choice)
         except Stopped:
             self.stats.requests -= 1
             return None
         except TimeoutError:  # the request's deadline, its attempts and waits together
             cause = "deadline"
-            detail = f"timeout: no answer within the request deadline of {self.options.deadline:g} s"
+            detail = f"timeout: no answer within the request deadline of {self.deadline:g} s"
             self.breaker.failed(cause, detail)
             fields = {"error": f"{detail} ({sum(retries.values()) + 1} attempts)"}
         except AttemptError as exc:

@@ -25,7 +25,7 @@ class OpenAIOptions(BaseModel):
     concurrency: int = Field(default=32, ge=1, le=4096)
     timeout: float = Field(default=60.0, gt=0)  # seconds per attempt
     connect_timeout: float = Field(default=10.0, gt=0)
-    deadline: float = Field(default=180.0, gt=0)  # seconds per request, every attempt and wait included
+    deadline: float = Field(default=180.0, gt=0)  # seconds per request, all attempts and waits (>= timeout)
     max_wait: float = Field(default=180.0, gt=0)  # seconds a run goes on without an answer while failing
     max_retries: int = Field(default=6, ge=0)
     backoff_initial: float = Field(default=0.5, ge=0)  # first backoff (s); doubles per retry, with jitter

@@ -159,3 +159,10 @@ def test_http_settings_never_echo_a_value(item: str) -> None:
 def test_wait_settings_are_http_settings() -> None:
     assert parse_settings(["max-wait=30", "deadline=90", "retry_after_max=5"]) == {
         "max_wait": "30", "deadline": "90", "retry_after_max": "5"}
+
+
+def test_the_request_deadline_is_never_shorter_than_one_attempt(stub: Any, make_backend: Any) -> None:
+    with stub.start_stub_thread() as server:
+        b = make_backend(server, timeout=600, deadline=180)
+        assert b.deadline == 600 and b.describe()["deadline"] == 180
+        b.close()
