@@ -38,8 +38,7 @@ def runs_table(store: Store) -> pd.DataFrame:
     runs = store.runs()
     rows = []
     for run in runs.to_dict("records"):
-        config: dict[str, Any] = json.loads(run.get("config_json") or "{}")
-        totals: dict[str, Any] = json.loads(run.get("totals_json") or "{}")
+        config, totals = _json(run.get("config_json")), _json(run.get("totals_json"))
         settings = config.get("settings") or {}
         backend = config.get("backend") or {}
         versions = config.get("versions") or {}
@@ -63,6 +62,14 @@ def runs_table(store: Store) -> pd.DataFrame:
             "versions": "; ".join(f"{k} {v}" for k, v in versions.items() if v),
         })
     return pd.DataFrame(rows)
+
+
+def _json(raw: Any) -> dict[str, Any]:
+    """A JSON column as a dict; {} for a run that never recorded it (NULL comes back as NaN)."""
+    if not isinstance(raw, str) or not raw:
+        return {}
+    value = json.loads(raw)
+    return value if isinstance(value, dict) else {}
 
 
 def runs_section(store: Store) -> Section | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -70,3 +72,14 @@ def test_samaritan_headline_pairs_only_cells_both_sides_have() -> None:
     frame = _samaritan({"women": -15.0})
     frame.loc[(frame["group"] == "women") & (frame["scenario"].isin(["sc0", "sc1"])), "rating"] = np.nan
     assert samaritan_headline(frame).iloc[0]["n"] == 10
+
+
+def test_runs_table_lists_an_interrupted_run_without_totals(tmp_path: Path) -> None:
+    from biasatlas.report.metadata import runs_table
+    from biasatlas.store import Store
+
+    with Store(tmp_path) as store:
+        store.start_run("contact", "fake:m", {"settings": {"mode": "choice"}, "display_name": "M"}, "0")
+        table = runs_table(store)
+    assert table.iloc[0]["model"] == "M" and table.iloc[0]["model id"] == "fake:m"
+    assert table.iloc[0]["status"] == "running" and table.iloc[0]["planned"] is None
