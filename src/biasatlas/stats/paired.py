@@ -105,6 +105,10 @@ def cochran_q(wide: pd.DataFrame) -> TestResult:
     n = len(data)
     if n == 0 or data.shape[1] < 2:
         return TestResult("Cochran's Q", n, math.nan, math.nan, math.nan, "", math.nan, math.nan)
+    if not (data.nunique(axis=1) > 1).any():
+        # no row differs across the conditions: Q is 0/0 (statsmodels warns); the test says nothing
+        return TestResult("Cochran's Q (no row differs)", n, math.nan, math.nan, math.nan, "eta² (Q / n(k−1))",
+                          math.nan, math.nan)
     res = cochrans_q(data.to_numpy())
     k = data.shape[1]
     # Serlin-style effect size: eta^2_Q = Q / (n (k - 1))

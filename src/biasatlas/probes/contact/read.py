@@ -83,10 +83,13 @@ def _contact_direction(df: pd.DataFrame, threshold: float = MOVE_THRESHOLD) -> p
         columns={"decision": "ref_decision", "biased": "ref_biased", "p_unbiased": "ref_p"}
     )
     merged = df.merge(base, on=keys, how="left")
-    sign = merged["contact"].map({"positive": 1.0, "negative": -1.0})
+    # float even when no row is left (an empty map keeps the column's string dtype)
+    sign = merged["contact"].map({"positive": 1.0, "negative": -1.0}).astype(float)
     framed = sign.notna()
     # +1 when the decision went from biased to unbiased, -1 the other way, 0 unchanged
-    decision_change = (merged["ref_biased"] - merged["biased"]) * sign
+    # to_numeric: with no readable answer at all the columns hold only missing values of another dtype
+    ref_biased = pd.to_numeric(merged["ref_biased"], errors="coerce")
+    decision_change = (ref_biased - pd.to_numeric(merged["biased"], errors="coerce")) * sign
     merged["moved"] = _label(decision_change, 0.0, framed)
     delta = pd.to_numeric(merged["p_unbiased"], errors="coerce") - pd.to_numeric(merged["ref_p"], errors="coerce")
     merged["p_unbiased_delta"] = delta.where(framed)
