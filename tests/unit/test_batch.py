@@ -224,6 +224,9 @@ def test_cli_export_import_and_one_line_errors(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["contact"]["items"] == {"answered": 12}
     done = runner.invoke(app, ["report", "--study", str(study), "--no-files"])
     assert done.exit_code == 0 and (study / "report.html").is_file(), done.output
+    done = runner.invoke(app, ["batch", "import", "--study", str(study), str(files[0])])  # an input file
+    assert done.exit_code == 0 and "not an answer: import the output file" in done.output
+    assert "more unreadable lines" not in done.output  # 5 lines, each named
     for bad, message in (
         (["--model", "smollm2"], "use openai:NAME"),
         (["--set", "nope=1"], "--set 'nope=1'"),

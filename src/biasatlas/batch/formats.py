@@ -97,6 +97,8 @@ def parse_line(path: Path, number: int, raw: bytes) -> OutputLine | BadLine:
         code = error.get("code") if isinstance(error, dict) else None
         return OutputLine(path, number, custom_id, None, None, f"batch error{f' {code}' if code else ''}: {text}")
     if not isinstance(response, dict):
+        if "body" in record and "method" in record:
+            return BadLine(path, number, "a batch input line (a request), not an answer: import the output file")
         return BadLine(path, number, "neither a response nor an error")
     status = response.get("status_code")
     body = response.get("body")

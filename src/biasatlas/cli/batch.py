@@ -24,6 +24,7 @@ batch_app = typer.Typer(
 app.add_typer(batch_app, name="batch")
 
 DEFAULT_MAX_LINES = 50_000  # the OpenAI Batch API's limit per file
+SHOWN_BAD = 20  # unreadable lines named one by one
 
 
 def probe_values(probe: Any, items: list[str] | None) -> dict[str, Any]:
@@ -148,8 +149,11 @@ def import_(
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot read the batch files: {exc.strerror or exc}")
-    for bad in result.bad:
+    for bad in result.bad[:SHOWN_BAD]:
         console.print(f"warning: {bad}", markup=False)
+    if len(result.bad) > SHOWN_BAD:
+        console.print(f"warning: {len(result.bad) - SHOWN_BAD} more unreadable lines (--json lists them all)",
+                      markup=False)
     if result.unknown:
         console.print(f"warning: {result.unknown} lines name requests no batch export of this study wrote (another "
                       f"study or plan?), not stored: {', '.join(result.unknown_ids)}", markup=False)
