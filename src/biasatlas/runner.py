@@ -50,7 +50,7 @@ class RunTotals:
         return asdict(self)
 
 
-RECORDED_PACKAGES = ("torch", "transformers", "peft", "gguf", "openai")
+RECORDED_PACKAGES = ("torch", "transformers", "peft", "gguf", "aiohttp", "scipy", "statsmodels")
 
 
 def library_versions() -> dict[str, str | None]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import os
 import signal
 import socket
@@ -56,8 +57,10 @@ def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> 
 
 
 def without_run_details(summary: dict[str, Any]) -> dict[str, Any]:
-    """A contact summary minus the run record (ids, timings, retry counts differ by design)."""
-    return {k: v for k, v in summary.items() if k != "last_run"}
+    """A contact summary minus the run record (ids, timings, retry counts differ by design), with the
+    stub's port taken out of the model id (each stub listens on its own port, so the ids differ)."""
+    kept = {k: v for k, v in summary.items() if k != "last_run"}
+    return json.loads(re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", json.dumps(kept, sort_keys=True, default=str)))
 
 
 # ---- faults: nothing lost --------------------------------------------------------------------
