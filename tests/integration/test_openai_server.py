@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import re
 import os
+import re
 import signal
 import socket
 import sqlite3
