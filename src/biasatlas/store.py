@@ -390,4 +390,6 @@ class Store:
         raw = raw.drop(columns=["meta_json", "option_probs_json", "options_json"])
         clash = [c for c in meta.columns if c in raw.columns]
         meta = meta.rename(columns={c: f"meta_{c}" for c in clash})
-        return pd.concat([raw, meta], axis=1)
+        from biasatlas.display import display_names, with_display_names
+
+        return with_display_names(pd.concat([raw, meta], axis=1), display_names(self.conn))

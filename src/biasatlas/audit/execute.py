@@ -112,21 +112,10 @@ def tag_runs(study: Path, after: int, backend_id: str | None, name: str, audit: 
 
 
 def display_names(store: Store) -> dict[str, str]:
-    """Backend id -> the display name an audit gave it (the newest run's, where several did).
+    """Backend id -> the display name an audit gave it (see :func:`biasatlas.display.display_names`)."""
+    from biasatlas.display import display_names as names_of
 
-    One name per model: a name that audits gave to several backend ids (the same name for another
-    server or other weights) is shown with the id, ``name [backend id]``, so no two models merge.
-    """
-    names: dict[str, str] = {}
-    for backend_id, config_json in store.conn.execute("SELECT backend_id, config_json FROM runs ORDER BY run_id"):
-        try:
-            name = json.loads(config_json).get("display_name")
-        except (TypeError, ValueError, AttributeError):
-            continue
-        if isinstance(name, str) and name:
-            names[backend_id] = name
-    shared = {name for name in names.values() if list(names.values()).count(name) > 1}
-    return {i: f"{name} [{i}]" if name in shared else name for i, name in names.items()}
+    return names_of(store.conn)
 
 
 def run_cells(
