@@ -249,3 +249,22 @@ def test_extraction_prompts_carry_the_json_schema_to_http_servers(tmp_path):
     body = backend._body(Request(prompt=ex_prompt, settings=GenerationSettings(max_tokens=10)), choice=False)
     schema = body["response_format"]["json_schema"]["schema"]
     assert set(schema["required"]) == set(EN.dimensions) - {"income_level"}
+
+
+def test_associations_cli_vote_rule(tmp_path):
+    store = Store(tmp_path)
+    prompts = [p for p in build_prompts(EN) if p.meta["base_attribute"] == "income_level"][:3]
+    run_plan(prompts, FakeBackend(_story_script, name="gen"), store, GenerationSettings(max_tokens=50),
+             progress=False)
+    ex_prompts = extraction_prompts(story_rows(store))
+    for name, answer in (("a", None), ("b", "no idea"), ("c", "still no idea")):
+        run_plan(ex_prompts, FakeBackend(_extractor(answer), name=name), store, GenerationSettings(max_tokens=200),
+                 progress=False)
+    store.close()
+    runner = CliRunner()
+    for vote in ("valid", "all"):
+        result = runner.invoke(app, ["associations", "--study", str(tmp_path), "--json", "--vote", vote])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["counts"]["vote"].startswith(vote)
+    bad = runner.invoke(app, ["associations", "--study", str(tmp_path), "--vote", "most"])
+    assert bad.exit_code == 2 and "--vote 'most'" in bad.output
