@@ -64,7 +64,7 @@ def validity_table(
 
 def warnings(table: pd.DataFrame, probe: str, threshold: float = UNREADABLE_WARNING) -> list[str]:
     """One line per cell where more than ``threshold`` of the answers are unreadable."""
-    lines = []
+    lines: list[str] = []
     if table.empty:
         return lines
     for row in table.to_dict("records"):
@@ -81,4 +81,4 @@ def records(table: pd.DataFrame) -> list[dict[str, Any]]:
     """JSON-ready rows."""
     if table.empty:
         return []
-    return [{k: (None if v != v else v) for k, v in row.items()} for row in table.to_dict("records")]
+    return [{str(k): (None if v != v else v) for k, v in row.items()} for row in table.to_dict("records")]

@@ -169,7 +169,7 @@ def main() -> None:  # pragma: no cover - console script
     """Console script: option errors are one line (option, value, valid choices) and exit 2."""
     import signal
 
-    import click
+    exit_types, abort_types, usage_types, click_types = _click_exceptions()
 
     def _terminate(signum: int, frame: object) -> None:
         raise KeyboardInterrupt  # SIGTERM stops a run exactly like Ctrl-C: answers kept, run marked, exit 130
@@ -178,14 +178,30 @@ def main() -> None:  # pragma: no cover - console script
     try:
         code = app(standalone_mode=False)
         sys.exit(code if isinstance(code, int) else 0)
-    except click.exceptions.Exit as exc:
+    except exit_types as exc:
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except abort_types:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
-    except click.UsageError as exc:
+    except usage_types as exc:
         sys.stderr.write(f"error: {exc.format_message()}\n")
         sys.exit(2)
-    except click.ClickException as exc:
+    except click_types as exc:
         sys.stderr.write(f"error: {exc.format_message()}\n")
         sys.exit(exc.exit_code)
+
+
+def _click_exceptions() -> tuple[tuple[type[Any], ...], ...]:
+    """Exit, Abort, UsageError and ClickException of click and of typer's bundled copy (typer >= 0.16
+    raises its own ``typer._click`` classes, which click's ``except`` clauses do not catch)."""
+    import click
+
+    modules: list[Any] = [click.exceptions]
+    try:
+        from typer._click import exceptions as bundled
+
+        modules.append(bundled)
+    except ImportError:  # an older typer uses click itself
+        pass
+    names = ("Exit", "Abort", "UsageError", "ClickException")
+    return tuple(tuple(getattr(m, n) for m in modules if hasattr(m, n)) for n in names)

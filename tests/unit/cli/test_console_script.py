@@ -1,0 +1,40 @@
+"""The console script itself (not CliRunner): every usage error is one line and exit 2, no traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = "import sys; from biasatlas.cli.entry import main; sys.argv[0] = 'biasatlas'; main()"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, timeout=120,
+                          env={"COLUMNS": "300", "PATH": "/usr/bin:/bin"})
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "contact", "--concurrency", "0", "--plan-only", "--study", "{tmp}"], "--concurrency"),
+        (["run", "contact", "--plan-only"], "--study"),
+        (["run", "contact", "--http", "api_key=sk-secret-123", "--plan-only", "--study", "{tmp}"], "api_key"),
+        (["run", "contact", "--limit", "-5", "--plan-only", "--study", "{tmp}"], "--limit"),
+        (["run", "nosuchprobe"], "nosuchprobe"),
+        (["summary", "--alpha", "2", "--study", "{tmp}"], "--alpha"),
+    ],
+)
+def test_usage_error_is_one_line_exit_2(args: list[str], needle: str, tmp_path: Path) -> None:
+    out = _cli(*[a.replace("{tmp}", str(tmp_path / "s")) for a in args])
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert out.returncode == 2, out.stderr
+    assert len(lines) == 1 and needle in lines[0], out.stderr
+    assert "Traceback" not in out.stderr and "sk-secret-123" not in out.stderr + out.stdout
+
+
+def test_version() -> None:
+    out = _cli("--version")
+    assert out.returncode == 0 and out.stdout.strip().startswith("biasatlas ")
