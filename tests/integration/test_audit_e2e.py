@@ -97,10 +97,12 @@ def test_two_models_three_probes_two_languages(served: str, tmp_path: Path) -> N
     assert local_id.startswith("local:smollm2@") and served_id.startswith(f"openai:{SERVED}@{served}")
     assert len(runs) == 10
     for probe, frame in frames.items():
-        assert set(frame["model"]) == {local_id, served_id}, probe  # both models answered every probe
+        assert set(frame["model_id"]) == {local_id, served_id}, probe  # both models answered every probe
+        assert set(frame["model"]) == set(names.values()), probe  # shown by their display names
         assert (frame["status"] == "answered").all(), probe
     assert set(frames["contact"]["language"]) == {"en", "de"} == set(frames["samaritan"]["language"])
-    assert local_id in report and served_id in report  # both models in the one report
+    assert local_id in report and served_id in report  # both models in the one report (runs table)
+    assert "SmolLM2 (llama.cpp)" in report and "SmolLM2 (transformers)" in report
 
     again = cli("audit", str(path), "--study", str(study), "--plan-only", "--json")
     assert again.returncode == 0, again.stderr
