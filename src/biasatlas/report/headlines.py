@@ -31,7 +31,11 @@ def model_label(frame: pd.DataFrame) -> pd.Series:
 
 
 def contact_headline(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """Δ % biased under positive contact vs no contact on the same prompt sets (exact McNemar)."""
+    """Δ % biased under positive contact vs no contact on the same prompt sets (exact McNemar).
+
+    The interval is Newcombe's for paired proportions: it stays within ±100 points and does not
+    collapse to a point when no pair is discordant (a Wald interval does both on small n).
+    """
     need = {"model", "language", "contact", "set_id", "biased"}
     if outcomes.empty or not need <= set(outcomes.columns):
         return pd.DataFrame(columns=COLUMNS)
@@ -42,14 +46,14 @@ def contact_headline(outcomes: pd.DataFrame) -> pd.DataFrame:
         wide = cell.pivot_table(index=keys, columns="contact", values="biased", aggfunc="first")
         if not {"none", "positive"} <= set(wide.columns):
             continue
-        result = mcnemar_paired(wide["none"], wide["positive"])
+        result = mcnemar_paired(wide["none"], wide["positive"], ci="newcombe")
         if result.n == 0:
             continue
         rows.append({
             "model": model, "language": language,
             "measure": "Δ % biased, positive − no contact",
             "estimate": 100 * result.effect, "ci_low": 100 * result.ci_low, "ci_high": 100 * result.ci_high,
-            "test": "McNemar exact (paired prompt sets)", "n": result.n, "p": result.p,
+            "test": "McNemar exact (paired prompt sets); Newcombe interval", "n": result.n, "p": result.p,
         })
     return _adjust(pd.DataFrame(rows, columns=COLUMNS[:-2]))
 

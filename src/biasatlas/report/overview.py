@@ -13,7 +13,8 @@ from biasatlas.report.publish import readable_columns
 METHODS = (
     "One cell per model and language of each probe. The headline is an effect against the probe's own "
     "reference with its 95% interval: contact, the change in the percentage of biased answers from no "
-    "contact to positive contact on the same prompt sets (exact McNemar test; Raj et al. 2024); samaritan, "
+    "contact to positive contact on the same prompt sets (exact McNemar test, Newcombe interval; Raj et al. "
+    "2024); samaritan, "
     "the group whose ratings are furthest from the no-demographic control over the same scenario cells "
     "(paired t-test; Fagan et al. 2025), with how many groups differ. p-values are adjusted with Holm over "
     "every headline test of a probe in the study; * marks adjusted p < 0.05. A cell without * is not "

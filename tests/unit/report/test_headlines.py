@@ -83,3 +83,12 @@ def test_runs_table_lists_an_interrupted_run_without_totals(tmp_path: Path) -> N
         table = runs_table(store)
     assert table.iloc[0]["model"] == "M" and table.iloc[0]["model id"] == "fake:m"
     assert table.iloc[0]["status"] == "running" and table.iloc[0]["planned"] is None
+
+
+def test_contact_interval_stays_within_100_points_on_small_n() -> None:
+    # 3 sets: all biased under no contact, none under positive (a Wald interval goes past +-100 here)
+    table = contact_headline(_contact([(1.0, 0.0)] * 3))
+    row = table.iloc[0]
+    assert row["estimate"] == pytest.approx(-100.0)
+    assert -100.0 <= row["ci_low"] <= row["estimate"] <= row["ci_high"] <= 100.0
+    assert row["ci_high"] > row["ci_low"]
