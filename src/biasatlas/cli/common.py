@@ -67,8 +67,12 @@ def check_study(study: Path, *, write: bool) -> None:
     if db.exists():
         import sqlite3
 
-        try:  # a truncated or foreign file fails here, before any write
-            with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
+        # A truncated or foreign file fails here, before any write. In a directory this process cannot
+        # write (an archived study), a WAL database cannot be opened mode=ro (SQLite must create its
+        # -shm file): read it as immutable instead, as the store does.
+        flag = "mode=ro" if os.access(study, os.W_OK) else "immutable=1"
+        try:
+            with sqlite3.connect(f"{db.resolve().as_uri()}?{flag}", uri=True) as conn:
                 conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
             fail(f"{db} is not a readable biasatlas database ({exc})")
