@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import warnings
 from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
@@ -112,6 +113,9 @@ class LocalBackend(GenerateMixin, ChoiceMixin):
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
+        # transformers >= 5 warns on every forward pass that passes past_key_values (our prefix reuse);
+        # the call is supported in this version and the warning would flood a run's output.
+        warnings.filterwarnings("ignore", message=r".*past_key_values.*deprecated", category=FutureWarning)
         self.torch = torch
         loc = self.location
         kwargs: dict[str, Any] = {}
