@@ -28,11 +28,11 @@ from biasatlas.backends.http.client import Fatal
 from biasatlas.backends.http.completions import (
     Unusable,
     exact_next_token,
-    option_probabilities,
     option_span,
     usage_tokens,
 )
 from biasatlas.backends.http.template import RAW, ChatTemplate, raw_text
+from biasatlas.backends.scoring import option_probabilities
 from biasatlas.records import Request
 
 if TYPE_CHECKING:

@@ -16,24 +16,11 @@ of the scores over the options: the local backend's rule, to the letter.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
-
-ChoiceNorm = Literal["sum", "mean"]
+from typing import Any
 
 
 class Unusable(Exception):
     """An echo answer that cannot give an option's log-probability (the reason is the message)."""
-
-
-def option_probabilities(
-    logprobs: dict[str, float], tokens: dict[str, int], norm: ChoiceNorm = "sum"
-) -> dict[str, float]:
-    """Softmax over the options of their scores: summed log-probabilities, or their mean per token."""
-    scores = logprobs if norm == "sum" else {o: v / tokens[o] for o, v in logprobs.items()}
-    top = max(scores.values())
-    unnorm = {o: math.exp(v - top) for o, v in scores.items()}
-    total = sum(unnorm.values())
-    return {o: v / total for o, v in unnorm.items()}
 
 
 def usage_tokens(data: dict[str, Any], name: str) -> int:

@@ -15,26 +15,14 @@ counts (``option_tokens``) and the normalisation used (``choice_norm``).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from biasatlas.backends.base import BackendError
 from biasatlas.backends.local.batches import BatchingMixin, _Batch
-from biasatlas.backends.local.models import ChoiceNorm
+from biasatlas.backends.scoring import option_probabilities
 from biasatlas.records import Request, Response
-
-
-def option_probabilities(
-    logprobs: dict[str, float], tokens: dict[str, int], norm: ChoiceNorm = "sum"
-) -> dict[str, float]:
-    """Softmax over the options of their scores: summed log-probabilities, or their mean per token."""
-    scores = logprobs if norm == "sum" else {o: v / tokens[o] for o, v in logprobs.items()}
-    top = max(scores.values())
-    unnorm = {o: math.exp(v - top) for o, v in scores.items()}
-    total = sum(unnorm.values())
-    return {o: v / total for o, v in unnorm.items()}
 
 
 class ChoiceMixin(BatchingMixin):

