@@ -176,6 +176,12 @@ class Probe(ABC):
             return pd.DataFrame()
         return validity_table(frame, column)
 
+    def check_analysis(self, analysis: dict[str, Any], allowed: Sequence[str] = ("alpha", "correction")) -> None:
+        """Refuse analysis options this probe does not take (a typo must not pass silently)."""
+        unknown = set(analysis) - set(allowed)
+        if unknown:
+            raise TypeError(f"unknown analysis option(s) for {self.name}: {', '.join(sorted(unknown))}")
+
     @abstractmethod
     def summarise(self, store: Store, **analysis: Any) -> dict[str, Any]:
         """JSON-ready analysis of everything the study holds for this probe (``alpha``, ``correction``)."""

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
+
+import pytest
 
 from biasatlas.probes.base import limit_prompts, plan_summary
 from biasatlas.records import Message, Prompt
@@ -60,3 +63,12 @@ def test_plan_summary_has_no_none_levels() -> None:
     summary = plan_summary(_prompts(), ["language", "scale", "principle"])
     assert "principle" not in summary["factors"]
     assert summary["languages"] == {"de": 120, "is": 120}
+
+
+@pytest.mark.parametrize("name", ["samaritan", "leakage", "debias"])
+def test_unknown_analysis_option_is_refused(name: str, tmp_path: Any) -> None:
+    from biasatlas.probes import load_probe
+    from biasatlas.store import Store
+
+    with Store(tmp_path) as store, pytest.raises(TypeError, match=f"unknown analysis option.*{name}.*alhpa"):
+        load_probe(name).summarise(store, alhpa=0.05)

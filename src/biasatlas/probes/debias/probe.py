@@ -100,9 +100,7 @@ class DebiasProbe(Probe):
         """Before/after tables and tests (``alpha``: 0.05, ``correction``: bh by default); {} without a comparison."""
         from biasatlas.probes.debias.summary import summarise
 
-        unknown = set(analysis) - {"alpha", "correction"}
-        if unknown:
-            raise TypeError(f"unknown analysis option(s) for debias: {', '.join(sorted(unknown))}")
+        self.check_analysis(analysis)
         return summarise(store, alpha=analysis.get("alpha"), correction=analysis.get("correction"))
 
     def print_summary(self, summary: dict[str, Any], console: Any) -> None:

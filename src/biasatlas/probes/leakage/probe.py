@@ -161,9 +161,7 @@ class LeakageProbe(Probe):
         """The analysis with ``alpha`` (default 0.05) and ``correction`` (default bh)."""
         from biasatlas.probes.leakage.summary import summarise
 
-        unknown = set(analysis) - {"alpha", "correction"}
-        if unknown:
-            raise TypeError(f"unknown analysis option(s) for leakage: {', '.join(sorted(unknown))}")
+        self.check_analysis(analysis)
         return summarise(store, alpha=analysis.get("alpha"), correction=analysis.get("correction"))
 
     def print_summary(self, summary: dict[str, Any], console: Any) -> None:

@@ -155,9 +155,7 @@ class SamaritanProbe(Probe):
         run's, else 0.01, holm within each category, ± 2 rating points)."""
         from biasatlas.probes.samaritan.summary import summarise
 
-        unknown = set(analysis) - {"alpha", "correction", "equivalence_margin"}
-        if unknown:
-            raise TypeError(f"unknown analysis option(s) for samaritan: {', '.join(sorted(unknown))}")
+        self.check_analysis(analysis, ("alpha", "correction", "equivalence_margin"))
         return summarise(store, alpha=analysis.get("alpha"), correction=analysis.get("correction"),
                          equivalence_margin=analysis.get("equivalence_margin"))
 
