@@ -13,6 +13,7 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ from markupsafe import Markup
 
 from biasatlas import __version__
 from biasatlas.report import assets
+from biasatlas.report.compare import drill_spec
 from biasatlas.report.publish import FigureFile, TableFile, readable_columns, render_figure, slug, write_files
 
 #: the folder next to the report that holds every table (CSV, LaTeX) and figure (SVG, PDF)
@@ -49,15 +51,17 @@ class Section:
         self.blocks.append(f"<p>{escape(text)}</p>")
 
     def add_table(self, frame: pd.DataFrame, caption: str = "", *, sortable: bool = False,
-                  publish: bool = True) -> None:
+                  publish: bool = True, drill: str = "", drill_models: Mapping[str, str] | None = None) -> None:
         """A table with readable column names; also a CSV and LaTeX file unless ``publish`` is False.
 
         Every table sorts and (when long) filters and pages in the page; ``sortable`` is kept for
-        callers written before that.
+        callers written before that. ``drill`` names the probe whose answers a click on a cell
+        filters (by the cell's model and design columns; see ``compare.drill_spec``); ``drill_models``
+        maps a model header to the model's name in the answers table where the two differ.
         """
         del sortable
         shown = readable_columns(frame)
-        self.blocks.append(table_html(shown, caption))
+        self.blocks.append(table_html(shown, caption, drill=drill, drill_models=drill_models))
         if publish and not frame.empty:
             self.files.append(TableFile(shown, caption or self.title))
 
@@ -118,14 +122,21 @@ def _uid(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]
 
 
-def table_html(frame: pd.DataFrame, caption: str = "") -> str:
-    """An HTML table whose every cell is escaped (model text can contain markup)."""
+def table_html(frame: pd.DataFrame, caption: str = "", *, drill: str = "",
+               drill_models: Mapping[str, str] | None = None) -> str:
+    """An HTML table whose every cell is escaped (model text can contain markup).
+
+    With ``drill`` (a probe's answers key) the table carries what a click on a cell filters by.
+    """
     frame = frame.rename(columns=lambda c: clean(str(c)))
     for column in frame.select_dtypes(include=["object", "string"]).columns:
         frame[column] = frame[column].map(lambda v: clean(v) if isinstance(v, str) else v)
     body = frame.to_html(index=False, escape=True, classes="data display compact", border=0, na_rep="–",
                          float_format=_fmt)
     cap = f"<p class='caption'>{escape(caption)}</p>" if caption else ""
+    if drill and not frame.empty:
+        spec = escape(json.dumps({"probe": drill, **drill_spec(frame, drill_models)}, ensure_ascii=False))
+        return f"<div class='table' data-drill='{spec}'>{cap}{body}</div>"
     return f"<div class='table'>{cap}{body}</div>"
 
 

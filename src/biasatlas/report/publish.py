@@ -70,7 +70,14 @@ def _words(text: str) -> str:
 
 
 def readable_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with every column named for a reader; a name two columns would share is kept raw."""
+    """The frame with every column named for a reader; a name two columns would share is kept raw.
+
+    Of two-level columns (models side by side) only the lower level is relabelled: the upper one
+    holds model names, shown as they are.
+    """
+    if isinstance(frame.columns, pd.MultiIndex):
+        tuples = [(*c[:-1], column_label(c[-1])) for c in frame.columns]
+        return frame.set_axis(pd.MultiIndex.from_tuples(tuples), axis=1)
     labels = [column_label(c) for c in frame.columns]
     if len(set(labels)) != len(labels):
         seen: set[str] = set()
@@ -80,6 +87,14 @@ def readable_columns(frame: pd.DataFrame) -> pd.DataFrame:
             seen.add(label)
         labels = fixed
     return frame.set_axis(labels, axis=1)
+
+
+def flat_columns(frame: pd.DataFrame, sep: str = " · ") -> pd.DataFrame:
+    """Two-level columns as one header row (``alpha · Biased %``), for CSV files; flat frames unchanged."""
+    if not isinstance(frame.columns, pd.MultiIndex):
+        return frame
+    names = [sep.join(str(part) for part in column if str(part)) for column in frame.columns]
+    return frame.set_axis(names, axis=1)
 
 
 def slug(text: str, fallback: str) -> str:
@@ -142,7 +157,7 @@ def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFil
     for stem, item in numbered:
         if isinstance(item, TableFile):
             csv = directory / f"{stem}.csv"
-            item.frame.to_csv(csv, index=False)
+            flat_columns(item.frame).to_csv(csv, index=False)
             tex = directory / f"{stem}.tex"
             tex.write_text(latex_table(item.frame, item.caption), encoding="utf-8")
             written += [csv, tex]

@@ -14,7 +14,10 @@ import pandas as pd
 from biasatlas.probes.contact import analysis as ca
 from biasatlas.probes.contact.data import NAME
 from biasatlas.probes.contact.read import outcomes
+from biasatlas.report.compare import estimate_cell, p_cell, side_by_side
+from biasatlas.report.headlines import model_label
 from biasatlas.report.html import Section
+from biasatlas.report.publish import column_label
 
 METHODS = (
     "Each prompt set asks the same question under no contact, positive contact and negative contact "
@@ -34,17 +37,55 @@ METHODS = (
 )
 
 
+def _levels(table: pd.DataFrame) -> list[str]:
+    """The outcome levels of a rate table: those with a %, a Wilson interval and a count."""
+    return [c[:-4] for c in table.columns if c.endswith("_pct")
+            and {f"{c[:-4]}_ci_low", f"{c[:-4]}_ci_high", f"{c[:-4]}_count"} <= set(table.columns)]
+
+
+def _rate_label(level: str) -> str:
+    return f"{column_label(level)} % [95% CI] (count)"
+
+
 def _display(table: pd.DataFrame) -> pd.DataFrame:
-    """Compact columns: n, then 'pct [low, high]' per decision."""
-    out = table[[c for c in table.columns if not c.endswith(("_pct", "_ci_low", "_ci_high", "_count"))]].copy()
-    for level in ca.DECISIONS:
-        if f"{level}_pct" in table:
-            out[f"{level} % [95% CI]"] = [
-                f"{p:.1f} [{lo:.1f}, {hi:.1f}] ({c})"
-                for p, lo, hi, c in zip(table[f"{level}_pct"], table[f"{level}_ci_low"],
-                                        table[f"{level}_ci_high"], table[f"{level}_count"], strict=True)
-            ]
-    return out
+    """Compact columns: n, then 'pct [low, high] (count)' per outcome level."""
+    levels = _levels(table)
+    parts = {f"{level}_{s}" for level in levels for s in ("pct", "ci_low", "ci_high", "count")}
+    out = table[[c for c in table.columns if c not in parts]].copy()
+    for level in levels:
+        out[_rate_label(level)] = [
+            estimate_cell(p, lo, hi, c)
+            for p, lo, hi, c in zip(table[f"{level}_pct"], table[f"{level}_ci_low"],
+                                    table[f"{level}_ci_high"], table[f"{level}_count"], strict=True)
+        ]
+    return _by_model(out)
+
+
+def _by_model(table: pd.DataFrame) -> pd.DataFrame:
+    """The model as the answers table names it ('model (mode)' where a model ran in several modes)."""
+    return table.assign(model=model_label(table)) if "mode" in table.columns else table
+
+
+def wide_rates(table: pd.DataFrame, values: tuple[str, ...] = ("n",)) -> pd.DataFrame:
+    """A rate table with models side by side: its cells as rows, per model n and each level's %."""
+    shown = _display(table)
+    rates = [_rate_label(level) for level in _levels(table)]
+    columns = [c for c in values if c in shown.columns] + rates
+    rows = [c for c in shown.columns if c not in columns and c != "model"]
+    return side_by_side(shown, rows, {c: column_label(c) for c in columns})
+
+
+def wide_tests(tests: pd.DataFrame) -> pd.DataFrame:
+    """The paired tests with models side by side: per model the effect [95% CI], n and adjusted p (*)."""
+    shown = _by_model(tests).rename(columns={"method_kind": "test", "effect_name": "effect_measure"})
+    shown = shown.assign(
+        effect=[estimate_cell(e, lo, hi, digits=3, signed=True)
+                for e, lo, hi in zip(shown["effect"], shown["ci_low"], shown["ci_high"], strict=True)],
+        p_adj=shown["p_adj"].map(p_cell),
+    )
+    rows = [c for c in ("mode", "language", "scale", "comparison", "measure", "test", "effect_measure")
+            if c in shown.columns]
+    return side_by_side(shown, rows, {"effect": "Effect [95% CI]", "n": "n", "p_adj": "adjusted p"})
 
 
 def bar_by_contact(table: pd.DataFrame) -> Any:
@@ -99,23 +140,39 @@ def probability_by_contact(table: pd.DataFrame) -> Any:
     return fig
 
 
-def heatmap_axis_scenario(outcomes_frame: pd.DataFrame, model: str, mode: str) -> Any:
-    """Biased % by axis × scenario (paper 001 Figure 3), all framings pooled, n in each cell."""
-    sub = outcomes_frame[(outcomes_frame["model"] == model) & (outcomes_frame["mode"] == mode)]
-    grid = sub.pivot_table(index="axis", columns="scenario", values="biased", aggfunc="mean") * 100
-    counts = sub.pivot_table(index="axis", columns="scenario", values="prompt_id", aggfunc="count")
-    fig, ax = plt.subplots(figsize=(1.3 * max(3, grid.shape[1]) + 2, 0.45 * max(3, grid.shape[0]) + 1.5))
-    im = ax.imshow(grid.to_numpy(dtype=float), cmap="Reds", vmin=0, vmax=100, aspect="auto")
-    ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=30, ha="right")
-    ax.set_yticks(range(grid.shape[0]), grid.index)
-    values = grid.to_numpy(dtype=float)
-    ns = counts.reindex(index=grid.index, columns=grid.columns).to_numpy(dtype=float)
-    for i in range(values.shape[0]):
-        for j in range(values.shape[1]):
-            if not np.isnan(values[i, j]):
-                ax.text(j, i, f"{values[i, j]:.0f}\nn={int(ns[i, j])}", ha="center", va="center", fontsize=6)
-    fig.colorbar(im, ax=ax, label="% biased")
-    ax.set_title(f"% biased by axis × scenario · {model} · {mode}", fontsize=9)
+def heatmap_axis_scenario(outcomes_frame: pd.DataFrame) -> Any:
+    """Biased % by axis × scenario (paper 001 Figure 3), all framings pooled, n in each cell.
+
+    One panel per model (and mode), side by side (three to a row) on one colour scale.
+    """
+    units = list(outcomes_frame[["model", "mode"]].drop_duplicates().sort_values(["model", "mode"])
+                 .itertuples(index=False, name=None))
+    grids = []
+    for model, mode in units:
+        sub = outcomes_frame[(outcomes_frame["model"] == model) & (outcomes_frame["mode"] == mode)]
+        grid = sub.pivot_table(index="axis", columns="scenario", values="biased", aggfunc="mean") * 100
+        counts = sub.pivot_table(index="axis", columns="scenario", values="prompt_id", aggfunc="count")
+        grids.append((f"{model} · {mode}", grid, counts.reindex(index=grid.index, columns=grid.columns)))
+    per_row = min(3, len(grids))
+    n_rows = -(-len(grids) // per_row)
+    width = max(1.3 * max(3, g.shape[1]) + 2 for _, g, _ in grids)
+    height = max(0.45 * max(3, g.shape[0]) + 1.5 for _, g, _ in grids)
+    fig, axes = plt.subplots(n_rows, per_row, figsize=(width * per_row, height * n_rows), squeeze=False)
+    im = None
+    for ax, (title, grid, counts) in zip(axes.flat, grids, strict=False):
+        im = ax.imshow(grid.to_numpy(dtype=float), cmap="Reds", vmin=0, vmax=100, aspect="auto")
+        ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=30, ha="right")
+        ax.set_yticks(range(grid.shape[0]), grid.index)
+        values, ns = grid.to_numpy(dtype=float), counts.to_numpy(dtype=float)
+        for i in range(values.shape[0]):
+            for j in range(values.shape[1]):
+                if not np.isnan(values[i, j]):
+                    ax.text(j, i, f"{values[i, j]:.0f}\nn={int(ns[i, j])}", ha="center", va="center", fontsize=6)
+        ax.set_title(f"% biased by axis × scenario · {title}", fontsize=9)
+    for ax in list(axes.flat)[len(grids):]:
+        ax.axis("off")
+    if im is not None:
+        fig.colorbar(im, ax=list(axes.flat), label="% biased")
     return fig
 
 
@@ -127,41 +184,48 @@ def sections(store: Any) -> list[Section]:
         return [section]
     tables = ca.all_tables(out)
     section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing")
-    section.add_table(_display(tables["by_contact"]), "By model × scale × contact (paper 001 Table 3)")
+    section.add_table(wide_rates(tables["by_contact"]), "By contact framing, models side by side: % of answers "
+                      "[Wilson 95% CI] (count) per decision (paper 001 Table 3)", drill=NAME)
     probabilities = ca.probability_table(out, ["scale", "contact"])
     if not probabilities.empty:
         section.add_figure(probability_by_contact(probabilities),
                            "Mean P(biased option) by contact framing (choice mode)")
     if out["action"].nunique() > 1:
-        section.add_table(_display(tables["by_contact_action"]), "By scale × contact × action (action polarity)")
+        section.add_table(wide_rates(tables["by_contact_action"]), "By scale × contact × action (action "
+                          "polarity), models side by side", drill=NAME)
+    for title, table, extra in (
+        ("Acquiescence: % affirmative answers (yes-saying)", ca.acquiescence_table(out), ("n",)),
+        ("CH indicator: % of framed answers that follow the framing (paper 001)", ca.ch_table(out),
+         ("n", "unscored")),
+        ("Did the decision move toward the contact framing (vs no contact)?", ca.direction_table(out), ("n",)),
+    ):
+        if not table.empty:
+            section.add_table(wide_rates(table, extra), f"{title}, models side by side", drill=NAME)
     for title, table in (
-        ("Acquiescence: % affirmative answers (yes-saying)", ca.acquiescence_table(out)),
-        ("CH indicator: % of framed answers that follow the framing (paper 001)", ca.ch_table(out)),
         ("Mean P(biased option) per cell, choice mode (t 95% CI over prompts)",
          ca.probability_table(out, ["scale", "contact", "action"])),
         ("Change in P(unbiased) toward the framing vs no contact (t 95% CI over prompt sets)",
          ca.probability_direction_table(out)),
     ):
         if not table.empty:
-            section.add_table(table.round(4), title)
+            section.add_table(_by_model(table).round(4), title, drill=NAME)
     tests = ca.contact_tests(out)
     if not tests.empty:
-        section.add_table(tests.drop(columns=["effect_name"]).round(4),
-                          "Paired tests of the contact effect on prompt sets (decisions: McNemar exact with "
-                          "Newcombe CI, Cochran's Q; P(biased): paired t on log-odds, Wilcoxon; BH-adjusted)")
-    direction = ca.direction_table(out)
-    if not direction.empty:
-        section.add_table(direction.round(1), "Did the decision move toward the contact framing (vs no contact)?")
-    for model, mode in out[["model", "mode"]].drop_duplicates().itertuples(index=False):
-        section.add_figure(heatmap_axis_scenario(out, model, mode), f"Axis × scenario · {model} · {mode}")
-    section.add_table(_display(tables["by_group"]), "By group (paper 000 Tables 5-8)", sortable=True)
-    section.add_table(_display(tables["by_scenario"]), "By scenario (paper 000 Tables 9-12)", sortable=True)
-    section.add_table(_display(tables["by_principle"]), "By key principle × contact", sortable=True)
+        section.add_table(wide_tests(tests),
+                          "Paired tests of the contact effect on prompt sets, models side by side (decisions: "
+                          "McNemar exact with Newcombe CI, Cochran's Q; P(biased): paired t on log-odds, "
+                          "Wilcoxon; BH-adjusted, * adjusted p < 0.05)", drill=NAME)
+        section.add_table(_by_model(tests).rename(columns={"effect_name": "effect_measure"}).round(4),
+                          "Every statistic of the paired tests (one row per model and test)", drill=NAME)
+    section.add_figure(heatmap_axis_scenario(out), "Axis × scenario, one panel per model")
+    section.add_table(_display(tables["by_group"]), "By group (paper 000 Tables 5-8)", drill=NAME)
+    section.add_table(_display(tables["by_scenario"]), "By scenario (paper 000 Tables 9-12)", drill=NAME)
+    section.add_table(_display(tables["by_principle"]), "By key principle × contact", drill=NAME)
     reasons = ca.reasons_table(out)
     if not reasons.empty:
-        section.add_table(reasons, "Unscored answers by reason")
+        section.add_table(_by_model(reasons), "Unscored answers by reason", drill=NAME)
     examples = out.groupby("decision", group_keys=False).head(4)[
         ["model", "mode", "language", "contact", "group", "decision", "reason", "text"]
     ]
-    section.add_table(examples, "Example answers per decision (model text, escaped)")
+    section.add_table(_by_model(examples), "Example answers per decision (model text, escaped)")
     return [section]

@@ -13,7 +13,9 @@ import pandas as pd
 
 from biasatlas.probes.debias.config import TITLE
 from biasatlas.probes.debias.evaluate import GROUPINGS
+from biasatlas.report.compare import p_cell, side_by_side
 from biasatlas.report.html import Section
+from biasatlas.report.publish import column_label
 
 METHODS = (
     "Social Contact Debiasing (Raj et al. 2024, paper 001): the model is instruction-tuned with LoRA (peft) on "
@@ -67,11 +69,52 @@ def display_table(rows: list[dict[str, Any]], by: list[str]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def side_by_side_tables(comps: list[dict[str, Any]]) -> dict[str, pd.DataFrame]:
+    """The before/after tables of several base models of one setting, the models side by side.
+
+    Rows are the table's cells (e.g. contact); each model's column group holds its pairs, % biased
+    before and after, the change with its CI and the adjusted p. One model: its table as it is.
+    """
+    out: dict[str, pd.DataFrame] = {}
+    names = [str(c["before_model"]) for c in comps]
+    # one model tuned on two splits of a setting: the split's fingerprint tells them apart
+    names = [n if names.count(n) == 1 else f"{n} (split {str(c.get('fingerprint', i))[:8]})"
+             for i, (n, c) in enumerate(zip(names, comps, strict=True))]
+    for name, by in GROUPINGS.items():
+        parts = [display_table(c["tables"][name], by).assign(model=label)
+                 for label, c in zip(names, comps, strict=True) if c.get("tables", {}).get(name)]
+        if not parts:
+            continue
+        long = pd.concat(parts, ignore_index=True)
+        long["McNemar p"] = long["McNemar p"].map(lambda v: "–" if v is None or pd.isna(v) else f"{v:.3g}")
+        long["p adj (BH)"] = long["p adj (BH)"].map(p_cell)
+        values = [c for c in long.columns if c not in (*by, "model")]
+        out[name] = side_by_side(long, by, {c: column_label(c) for c in values})
+    return out
+
+
 def before_after_chart(rows: list[dict[str, Any]], by: list[str], title: str) -> Any:
     """Bars of biased % before (light) and after (dark) per cell, with Wilson intervals."""
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.55 * len(rows) + 2), 3.6))
+    _bars(ax, rows, by, title)
+    fig.tight_layout()
+    return fig
+
+
+def before_after_panels(comps: list[dict[str, Any]], name: str, title: str) -> Any:
+    """``before_after_chart`` of several base models of one setting: one panel per model, side by side."""
+    shown = [c for c in comps if c.get("tables", {}).get(name)]
+    width = max(5.0, 0.55 * max(len(c["tables"][name]) for c in shown) + 2)
+    fig, axes = plt.subplots(1, len(shown), figsize=(width * len(shown), 3.6), squeeze=False, sharey=True)
+    for ax, comp in zip(axes[0], shown, strict=True):
+        _bars(ax, comp["tables"][name], GROUPINGS[name], f"{title} · {comp['before_model']}")
+    fig.tight_layout()
+    return fig
+
+
+def _bars(ax: Any, rows: list[dict[str, Any]], by: list[str], title: str) -> None:
     labels = [" / ".join(str(r[c]) for c in by) for r in rows]
     x = np.arange(len(rows))
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.55 * len(rows) + 2), 3.6))
     for offset, side, color in ((-0.2, "before", "#bbbbbb"), (0.2, "after", "#2c6fbb")):
         pct = np.array([np.nan if r[f"{side}_pct"] is None else r[f"{side}_pct"] for r in rows], dtype=float)
         low = np.array([np.nan if r[f"{side}_ci_low"] is None else r[f"{side}_ci_low"] for r in rows], dtype=float)
@@ -85,8 +128,6 @@ def before_after_chart(rows: list[dict[str, Any]], by: list[str], title: str) ->
     ax.set_ylim(0, 100)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
 
 
 def _training_table(training: dict[str, Any]) -> pd.DataFrame:
@@ -103,12 +144,25 @@ def sections(summary: dict[str, Any]) -> list[Section]:
     if not summary.get("contact") and not summary.get("quality"):
         return []
     section = Section(TITLE, methods=METHODS)
+    settings: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for comp in summary.get("contact", []):
+        settings.setdefault((comp["setting"], comp["part"]), []).append(comp)
+    for (setting, part), comps in settings.items():
+        if len(comps) > 1:  # several base models tuned in one setting: their figure and tables side by side
+            section.add_figure(before_after_panels(comps, "overall", f"{setting}: % biased by contact"),
+                               f"{setting}: biased % before and after tuning, Wilson 95% intervals, one panel "
+                               "per base model")
+            for name, table in side_by_side_tables(comps).items():
+                section.add_table(table, f"{setting} ({part} prompts) — {TABLE_TITLES[name]}, base models side "
+                                  "by side (before and after tuning; * adjusted p < 0.05)")
     for comp in summary.get("contact", []):
         section.add_text(
             f"Setting {comp['setting']}, evaluated on the {comp['part']} prompts ({comp['prompts']} paired answers, "
             f"{comp['mode']} mode): {comp['before_model']} before, {comp['after_model']} after."
         )
         tables = comp.get("tables", {})
+        if len(settings[(comp["setting"], comp["part"])]) > 1:
+            tables = {}  # side by side above
         if tables.get("overall"):
             section.add_figure(before_after_chart(tables["overall"], GROUPINGS["overall"],
                                                   f"{comp['setting']}: % biased by contact"),

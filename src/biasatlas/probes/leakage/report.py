@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -11,8 +12,9 @@ from rich.table import Table
 from biasatlas.probes.leakage.analysis import ALPHA, CORRECTION, analyse, coverage, finder_all
 from biasatlas.probes.leakage.data import LANGUAGES
 from biasatlas.probes.leakage.figure import flows_figure
-from biasatlas.probes.leakage.plan import TITLE
+from biasatlas.probes.leakage.plan import NAME, TITLE
 from biasatlas.probes.leakage.summary import dropped_fits, notes
+from biasatlas.report.compare import estimate_cell, p_cell, side_by_side
 from biasatlas.report.html import Section
 from biasatlas.store import Store
 
@@ -117,6 +119,29 @@ METHODS = (
 )
 
 
+def answers_models(variants: Sequence[str]) -> dict[str, str]:
+    """Each variant ('model [method/mode]') as the answers table names its model: 'model (mode)' where a
+    model answered in several modes (as ``report.headlines.model_label`` does), else the model."""
+    parts = {v: (v.rsplit(" [", 1)[0], v.rsplit("/", 1)[-1].rstrip("]") if "/" in v else "choice")
+             for v in variants if " [" in v}
+    modes: dict[str, set[str]] = {}
+    for model, mode in parts.values():
+        modes.setdefault(model, set()).add(mode)
+    return {v: (f"{m} ({mode})" if len(modes[m]) > 1 else m) for v, (m, mode) in parts.items()}
+
+
+def wide_coefficients(coefficients: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """The leakage model's coefficients with model variants side by side: estimate [95% CI], n, adjusted p."""
+    shown = coefficients.assign(
+        estimate=[estimate_cell(e, lo, hi, digits=3, signed=True) for e, lo, hi in
+                  zip(coefficients["estimate"], coefficients["ci_low"], coefficients["ci_high"], strict=True)],
+        p_adj=coefficients["p_adj"].map(lambda p: p_cell(p, alpha)),
+        usable=coefficients["usable"].map({True: "yes", False: "no"}),
+    ).rename(columns={"target": "language", "variant": "model"})
+    return side_by_side(shown, ["language", "term"], {"estimate": "Estimate [95% CI]", "n_obs": "n",
+                                                      "p_adj": "adjusted p", "usable": "Usable"})
+
+
 def report_sections(store: Store) -> list[Section]:
     """The report's leakage section (default alpha 0.05 and BH correction)."""
     analysis = analyse(store)
@@ -125,12 +150,18 @@ def report_sections(store: Store) -> list[Section]:
     if cov.empty:
         section.add_text("The study holds no leakage answers yet.")
         return [section]
+    models = answers_models(analysis.variants)
     section.add_table(cov.drop(columns=["unmatched_reasons"], errors="ignore"), "Coverage per model and language")
     if not analysis.coefficients.empty:
+        section.add_table(wide_coefficients(analysis.coefficients),
+                          "Leakage model coefficients, model variants side by side: estimate [95% CI], n cells, "
+                          "adjusted p (BH over each model's cross-language terms, * below 0.05; usable: "
+                          "converged, not singular). Language: the language the model answered in (the target).",
+                          drill=NAME, drill_models=models)
         cols = ["variant", "target", "n_obs", "n_traits", "usable", "term", "estimate", "se", "ci_low", "ci_high",
                 "p", "p_adj"]
-        section.add_table(analysis.coefficients[cols], "Leakage model coefficients (95% CI; p_adj: BH over each "
-                          "model's cross-language terms; usable: converged, not singular)", sortable=True)
+        section.add_table(analysis.coefficients[cols], "Every statistic of the leakage model coefficients (one "
+                          "row per model variant and term; adjusted p: BH over each model's cross-language terms)")
     left_out = pd.DataFrame(dropped_fits(analysis))
     if not left_out.empty:
         left_out["warnings"] = ["; ".join(w) for w in left_out["warnings"]]
@@ -139,7 +170,8 @@ def report_sections(store: Store) -> list[Section]:
         section.add_table(analysis.flows, "Leakage flows (positive, significant after BH)")
     else:
         section.add_text("No significant positive leakage flow between languages.")
-    section.add_figure(flows_figure(analysis.flows, analysis.variants), "Leakage flows: human source → model target")
+    section.add_figure(flows_figure(analysis.flows, analysis.variants),
+                       "Leakage flows: human source → model target, one panel per model variant")
     examples = analysis.leaked
     if examples.empty and analysis.variants:
         # Without a significant flow, still show candidates against every other language, labelled as such.

@@ -7,10 +7,11 @@ from typing import Any
 import pandas as pd
 from rich.table import Table
 
-from biasatlas.probes.samaritan.data import TITLE
+from biasatlas.probes.samaritan.data import NAME, TITLE
 from biasatlas.probes.samaritan.plan import DECODING_NOTE
 from biasatlas.probes.samaritan.read import load_outcomes
 from biasatlas.probes.samaritan.summary import analyse, analysis_settings, unreadable_warnings
+from biasatlas.report.compare import estimate_cell, p_cell, side_by_side
 from biasatlas.report.html import Section
 from biasatlas.store import Store
 
@@ -178,15 +179,28 @@ def forest_figure(groups: pd.DataFrame) -> Any:
 
 # ---- HTML -------------------------------------------------------------------------------------
 GROUP_COLUMNS = {
-    "model": "model", "language": "lang", "temperature": "T", "max_tokens": "tokens", "category": "category",
+    "model": "model", "language": "language", "temperature": "T", "max_tokens": "tokens", "category": "category",
     "group": "group",
     "rating": "rating", "control_rating": "control", "bias": "bias", "ci_low": "CI low", "ci_high": "CI high",
     "p": "p (t)", "significant_paper": "paper rule (p < 0.01)", "p_adj": "p adj (category)",
-    "significant": "significant (adj)", "tost_p_adj": "TOST p adj", "verdict": "verdict", "d_z": "d_z",
+    "significant": "significant (adj)", "tost_p_adj": "TOST p adj", "verdict": "verdict", "d_z": "Cohen's dz",
     "wilcoxon_p": "p (Wilcoxon)", "wilcoxon_p_adj": "p adj (Wilcoxon)", "brittleness": "brittleness",
     "n": "n scenarios", "n_cells": "paired cells", "n_cells_unpaired": "unpaired cells",
     "n_unparseable": "unparseable", "n_answered": "answers",
 }
+
+
+def wide_groups(groups: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """Each group's rating and bias with models side by side: rating, bias [95% CI] (n), adjusted p (*)."""
+    shown = groups.assign(
+        bias=[estimate_cell(b, lo, hi, n, signed=True)
+              for b, lo, hi, n in zip(groups["bias"], groups["ci_low"], groups["ci_high"], groups["n"], strict=True)],
+        rating=groups["rating"].round(1),
+        p_adj=groups["p_adj"].map(lambda p: p_cell(p, alpha)),
+    )
+    rows = ["language", "temperature", "max_tokens", "category", "group"]
+    return side_by_side(shown, rows, {"rating": "Rating", "bias": "Bias [95% CI] (n scenarios)",
+                                      "p_adj": "adjusted p"})
 
 
 def _examples(frame: pd.DataFrame, limit: int = 12) -> pd.DataFrame:
@@ -214,13 +228,17 @@ def report_sections(store: Store) -> list[Section]:
         section.add_text(f"{len(frame)} Samaritan rows are stored, but none can be analysed yet "
                          "(no parseable group/control pair).")
     else:
+        section.add_table(wide_groups(groups, settings["alpha"]), caption="Helpfulness rating (paper eq. 1) per "
+                          "group and bias score vs the control with models side by side: bias [95% CI] (n "
+                          f"scenarios), {settings['correction']}-adjusted p within one category (* below alpha = "
+                          f"{settings['alpha']}).", drill=NAME)
         shown = groups[[c for c in GROUP_COLUMNS if c in groups.columns]].rename(columns=GROUP_COLUMNS)
-        section.add_table(shown, caption="Helpfulness rating (paper eq. 1) per group and bias score vs the "
-                          "control over the scenario × rephrasing cells readable for both; paired t-test over "
-                          "scenarios. Paper rule: p < 0.01 uncorrected. Corrected: "
+        section.add_table(shown, caption="Every statistic per model and group: helpfulness rating and bias score "
+                          "vs the control over the scenario × rephrasing cells readable for both; paired t-test "
+                          "over scenarios. Paper rule: p < 0.01 uncorrected. Corrected: "
                           f"{settings['correction']}-adjusted within one category, significant at alpha = "
                           f"{settings['alpha']}. Verdict from TOST with margin ± "
-                          f"{settings['equivalence_margin']:g} rating points.", sortable=True)
+                          f"{settings['equivalence_margin']:g} rating points.", drill=NAME)
         if not tables["significance_frequency"].empty:
             section.add_figure(significance_figure(tables["significance_frequency"]),
                                caption="Like the paper's Figure 1: bias score against how often the group "
@@ -228,7 +246,8 @@ def report_sections(store: Store) -> list[Section]:
         else:
             section.add_text("No group has the two paired scenarios a test needs: no significance figure.")
         section.add_figure(forest_figure(groups), caption="Bias score with 95% CI per group and model.")
-    section.add_table(tables["controls"], caption="Control (a person with no demographic information).")
+    section.add_table(tables["controls"], caption="Control (a person with no demographic information).",
+                      drill=NAME)
     if not tables["default_persona"].empty:
         persona = tables["default_persona"].copy()
         for col in ("default_groups", "differing_groups", "undetermined_groups", "untested_groups",
@@ -237,16 +256,15 @@ def report_sections(store: Store) -> list[Section]:
         section.add_table(persona, caption="Default persona: groups shown equivalent to the control (TOST, "
                           f"margin ± {settings['equivalence_margin']:g} points), per model and category; "
                           "undetermined groups are neither equivalent nor significantly different. "
-                          "paper_reading: the paper's rule (not significant at 0.01), for comparison.")
-    section.add_table(tables["phrasings"], caption="Rating and bias per phrasing (descriptive).",
-                      sortable=True)
+                          "Paper reading: the paper's rule (not significant at 0.01), for comparison.", drill=NAME)
+    section.add_table(tables["phrasings"], caption="Rating and bias per phrasing (descriptive).", drill=NAME)
     if not tables["repeatability"].empty:
         section.add_table(tables["repeatability"], caption="Repeatability: sample 0 vs sample 1 of the same "
                           "prompts (different sampling seeds), paired t-test over scenarios.")
     bad = tables["unparseable"].copy()
     bad["reasons"] = bad["reasons"].map(lambda d: ", ".join(f"{k}: {v}" for k, v in d.items()))
     section.add_table(bad, caption="Answers per group: parsed, unparseable (kept, with reasons), pending, "
-                      "failed.", sortable=True)
+                      "failed.", drill=NAME)
     examples = _examples(frame)
     if not examples.empty:
         section.add_table(examples, caption="Examples of unparseable answers (model text, escaped).")

@@ -16,12 +16,16 @@ from biasatlas.probes.stories.analysis import (
     method_text,
     warnings_of,
 )
-from biasatlas.probes.stories.plan import TITLE
+from biasatlas.probes.stories.plan import NAME, TITLE
 from biasatlas.probes.stories.profiles import load_profiles
 from biasatlas.probes.stories.seeds import UNKNOWN
+from biasatlas.report.compare import p_cell, side_by_side
 from biasatlas.report.html import Section
 from biasatlas.stats.associations import AssociationConfig, jaccard_matrix
 from biasatlas.store import Store
+
+#: the columns that name an association in a slice (the prompted attribute and value, the other one's)
+KEYS = ("language", "template", "base_attribute", "base_value", "compared_attribute", "compared_value")
 
 
 def report_sections(store: Store) -> list[Section]:
@@ -48,15 +52,19 @@ def report_sections(store: Store) -> list[Section]:
     for col in ("models", "languages"):
         if col in frame.columns:
             frame[col] = frame[col].map(lambda v: ", ".join(v) if isinstance(v, list) else "")
-    section.add_table(frame, "Associations A = a → B = b (per model, all languages pooled)", sortable=True)
+    if not glob.per_slice.empty:
+        section.add_table(wide_associations(glob.per_slice), "Associations A = a → B = b with models side by "
+                          "side: stories with B = b of those with A = a, lift, Benjamini-Yekutieli q of the cell "
+                          "(– where the association does not hold for the model)", drill=NAME)
+    section.add_table(frame, "Associations A = a → B = b (per model, all languages pooled; count, fraction and "
+                      "lift summed over the models that show it)", drill=NAME)
     if not glob.tables.empty:
-        section.add_table(glob.tables, "Every contingency table tested (per model)", sortable=True)
+        section.add_table(glob.tables, "Every contingency table tested (per model)", drill=NAME)
     dist = distributions(profiles)
     if not dist.empty:
         known = dist[dist["value"] != UNKNOWN]
-        pivot = known.pivot_table(index=["attribute", "value"], columns=["model", "language"], values="share")
-        section.add_table(pivot.reset_index().round(3), "Share of each extracted value per model and language "
-                          "(unknown included in the denominator)", sortable=True)
+        section.add_table(wide_shares(known), "Share of each extracted value per language, models side by side "
+                          "(count of n stories; unknown included in the denominator)", drill=NAME)
     sections = [section]
     if profiles["language"].nunique() > 1:
         per = associations(profiles, True, config)
@@ -65,10 +73,33 @@ def report_sections(store: Store) -> list[Section]:
         if sets:
             jac = jaccard_matrix(sets)
             lang.add_figure(_heatmap(jac), "Jaccard similarity of association sets between languages")
-        lang.add_table(_flatten(per.associations), "Associations per language", sortable=True)
+        if not per.per_slice.empty:
+            lang.add_table(wide_associations(per.per_slice), "Associations per language with models side by "
+                           "side (– where the association does not hold for the model and language)", drill=NAME)
+        lang.add_table(_flatten(per.associations), "Associations per language (summed over models)", drill=NAME)
         sections.append(lang)
     sections.extend(harm_sections(store))
     return sections
+
+
+def wide_associations(per_slice: pd.DataFrame) -> pd.DataFrame:
+    """Each model's own count, lift and q of every association that holds for it, models side by side."""
+    shown = per_slice.assign(
+        stories=[f"{c}/{t} ({100 * f:.0f}%)" for c, t, f in
+                 zip(per_slice["count"], per_slice["row_total"], per_slice["fraction"], strict=True)],
+        lift=per_slice["lift"].round(2),
+        q_by=per_slice["q_by"].map(p_cell),
+    )
+    values = {"stories": "Stories with B = b (of A = a)", "lift": "Lift", "q_by": "q (BY)"}
+    rows = [c for c in shown.columns if c not in ("model", *values) and c in KEYS]
+    return side_by_side(shown, rows, values)
+
+
+def wide_shares(known: pd.DataFrame) -> pd.DataFrame:
+    """The share of each extracted value per language, models side by side (count of n)."""
+    shown = known.assign(share=[f"{s:.3f} ({c}/{n})" for s, c, n in
+                                zip(known["share"], known["count"], known["n"], strict=True)])
+    return side_by_side(shown, ["language", "attribute", "value"], {"share": "Share (count/n)"})
 
 
 def _flatten(frame: pd.DataFrame) -> pd.DataFrame:

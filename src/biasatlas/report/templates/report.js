@@ -1,5 +1,5 @@
 // The report's own code. Tables become DataTables (sort, filter, pages), plot specs become Plotly
-// figures, and a click on an overview cell filters that probe's answers table to the cell.
+// figures, and a click on an overview cell or a probe table's cell filters that probe's answers table to it.
 const read = (id) => JSON.parse(document.getElementById(id).textContent);
 const answerTables = {};
 
@@ -57,6 +57,26 @@ function wireDrillDown() {
       filterAnswers(cell.dataset.probe, { Model: cell.dataset.model, Language: cell.dataset.language });
       const box = document.getElementById("answers-" + cell.dataset.probe);
       if (box) box.scrollIntoView();
+    });
+  });
+  // a table of a probe section: a cell filters by its row's design values and, under a model, that model
+  document.querySelectorAll("div.table[data-drill]").forEach((box) => {
+    const spec = JSON.parse(box.dataset.drill);
+    box.addEventListener("click", (event) => {
+      const cell = event.target.closest("tbody td");
+      if (!cell || !box.contains(cell)) return;
+      const row = cell.parentElement;
+      const filters = {};
+      for (const [i, name] of Object.entries(spec.keys)) {
+        const text = row.cells[Number(i)] ? row.cells[Number(i)].textContent : "";
+        if (text && text !== "–") filters[name] = text;
+      }
+      const model = spec.models[String(cell.cellIndex)];
+      if (model) filters.Model = model;
+      if (!answerTables[spec.probe]) return;
+      filterAnswers(spec.probe, filters);
+      const target = document.getElementById("answers-" + spec.probe);
+      if (target) target.scrollIntoView();
     });
   });
   document.querySelectorAll("button.reset").forEach((button) => {
