@@ -96,6 +96,22 @@ def test_toml_and_http_mapping(tmp_path: Path) -> None:
     assert (info.price_prompt, info.price_completion) == (0.5, 2.0)
 
 
+def test_fleet_entry_endpoints_and_identity(tmp_path: Path) -> None:
+    """A fleet is one model: its id is the model and the fleet's name, whatever its servers."""
+    data = {**SMALL, "models": [{"name": "Fleet", "model": "openai:m", "fleet": "gpu-a", "concurrency": 8,
+                                 "endpoints": ["http://127.0.0.1:9/v1#16", {"url": "http://127.0.0.2:9/v1"},
+                                               {"url": "http://127.0.0.3:9/v1", "concurrency": 4}]}]}
+    audit = load_audit(write(tmp_path, data))
+    options = audit.models[0].options
+    assert [(e.url, e.concurrency) for e in options.endpoints] == [
+        ("http://127.0.0.1:9/v1", 16), ("http://127.0.0.2:9/v1", None), ("http://127.0.0.3:9/v1", 4)]
+    assert model_info(options).backend_id == "openai:m@fleet:gpu-a#json"
+    fewer = options.model_copy(update={"endpoints": options.endpoints[:1]})
+    assert model_info(fewer).backend_id == "openai:m@fleet:gpu-a#json"  # a server less: the same model
+    data["models"][0]["fleet"] = "gpu-b"
+    assert model_info(load_audit(write(tmp_path, data)).models[0].options).backend_id == "openai:m@fleet:gpu-b#json"
+
+
 def test_same_model_twice_is_refused(tmp_path: Path) -> None:
     data = {**SMALL, "models": [{"name": "A", "model": "fake:a"}, {"name": "B", "model": "fake:a"}]}
     audit = load_audit(write(tmp_path, data))
@@ -158,7 +174,24 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ({"languages": ["is"], "probes": {"contact": {"limit": 3}, "samaritan": {}}},
      "languages: samaritan has none of is; give probes.samaritan.languages (valid for samaritan: en, de)"),
     ({"models": [{"model": "fake:a", "temprature": 0}]}, "models[0].temprature: unknown model option; valid: name, "
-     "model, base_url, api_key_env, concurrency, http, adapter, batch_size, dtype, structured, choice_norm"),
+     "model, base_url, endpoints, fleet, api_key_env, concurrency, http, adapter, batch_size, dtype, structured, "
+     "choice_norm"),
+    ({"models": [{"model": "openai:m", "endpoints": ["http://a:1/v1", "http://b:1/v1"]}]},
+     "models[0]: 2 servers and no fleet name: name the fleet"),
+    ({"models": [{"model": "openai:m", "fleet": "gpu fleet", "endpoints": ["http://a:1/v1"]}]},
+     "models[0].fleet: fleet name 'gpu fleet': 1-64 letters, digits"),
+    ({"models": [{"model": "openai:m", "fleet": "f", "endpoints": [{"url": "http://a:1/v1", "concurrency": 0}]}]},
+     "models[0].endpoints[0].concurrency: Input should be greater than or equal to 1 (got 0)"),
+    ({"models": [{"model": "openai:m", "fleet": "f", "endpoints": [{"url": "http://a:1/v1", "conc": 2}]}]},
+     "models[0].endpoints[0].conc: Extra inputs are not permitted"),
+    ({"models": [{"model": "openai:m", "fleet": "f", "endpoints": ["http://u:secret@a:1/v1#x"]}]},
+     "models[0].endpoints[0]: the part after '#' ('x') must be the endpoint's concurrency"),
+    ({"models": [{"model": "openai:m", "fleet": "f", "endpoints": "http://u:hunter2@a:1/v1"}]},
+     "models[0].endpoints: Input should be a valid list (got 'http://***@a:1/v1')"),
+    ({"models": [{"model": "openai:m", "fleet": "f", "endpoints": ["a:1/v1"]}]},
+     "models[0].endpoints[0].url: an endpoint URL must start with http:// or https://"),
+    ({"models": [{"model": "openai:m", "fleet": "f", "base_url": "http://a:1/v1", "endpoints": ["http://b:1/v1"]}]},
+     "models[0]: give base_url (one server) or endpoints (a fleet), not both"),
     ({"models": [{"model": "fake:a", "dtype": "int3"}]},
      "models[0].dtype: unknown dtype 'int3'; valid: auto, float32, bfloat16, float16"),
     ({"models": [{"model": "fake:a", "http": {"price": 1}}]}, "models[0].http.price: unknown HTTP setting; valid: "

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from biasatlas.backends.options import BackendOptions
 from biasatlas.probes import PROBE_MODULES, load_probe
+from biasatlas.records import scrub_text
 
 #: the probes an audit runs (debias trains an adapter: it has its own command, `biasatlas debias`)
 AUDIT_PROBES: tuple[str, ...] = tuple(name for name in PROBE_MODULES if name != "debias")
@@ -227,8 +228,11 @@ def _model(audit: Audit, key: str, raw: Any) -> ModelEntry:
         options = BackendOptions(**values)
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = ".".join(str(p) for p in error["loc"])
-        raise audit.error(f"{key}.{where}", f"{error['msg']} (got {error.get('input')!r})") from None
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        if error["loc"] and error["type"] != "value_error":  # a value error says what it got; others are shown it
+            message += f" (got {error.get('input')!r})"
+        raise audit.error(f"{key}{where}", scrub_text(message)) from None  # a URL given may hold credentials
     name = raw.get("name")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise audit.error(f"{key}.name", f"must be a non-empty text (got {name!r})")

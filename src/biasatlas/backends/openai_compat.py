@@ -30,7 +30,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from biasatlas.backends.base import BackendError, BackendStopped
@@ -38,13 +38,16 @@ from biasatlas.backends.http.breaker import Breaker, Stopped
 from biasatlas.backends.http.bridge import make_runner, stream
 from biasatlas.backends.http.choosing import ChoiceScorer
 from biasatlas.backends.http.client import AttemptError, ChatClient, Fatal, RetryPolicy
-from biasatlas.backends.http.identity import backend_id, endpoint
+from biasatlas.backends.http.identity import backend_id, endpoint, fleet_id
 from biasatlas.backends.http.options import SETTABLE, OpenAIOptions, parse_settings
 from biasatlas.backends.http.setup import OPENAI_URL, check_server, needs_key, safe_url
 from biasatlas.backends.http.structured import StructuredAnswers
 from biasatlas.backends.http.template import RAW, ChatTemplate, load_template
 from biasatlas.backends.http.usage import HttpStats
 from biasatlas.records import GenerationSettings, Request, Response, scrub_text
+
+if TYPE_CHECKING:
+    from biasatlas.backends.http.fleet import FleetClient
 
 __all__ = ["SETTABLE", "OpenAIBackend", "OpenAIOptions", "parse_settings", "request_seed"]
 
@@ -62,26 +65,44 @@ class OpenAIBackend:
             raise BackendError("no model name: use openai:MODEL, e.g. openai:gpt-4o-mini")
         self.options = opts = options or OpenAIOptions()
         self.model = model
+        self.fleet = opts.fleet  # several servers of one model (http/fleet.py), or None: one server
+        if self.fleet is None and opts.endpoints:  # one endpoint and no fleet name: a plain server
+            only = opts.endpoints[0]
+            opts = self.options = opts.model_copy(
+                update={"base_url": only.url, "endpoints": [], "concurrency": only.concurrency or opts.concurrency}
+            )
         base_url = (opts.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
-        if not base_url.startswith(("http://", "https://")):
-            raise BackendError(f"base URL must start with http:// or https://, got {safe_url(base_url)!r}")
+        #: (URL, concurrency) of each server: one for a plain server
+        self.servers = [(e.url, e.concurrency or opts.concurrency) for e in opts.endpoints] or [
+            (base_url, opts.concurrency)
+        ]
+        base_url = self.servers[0][0]
+        for url, _ in self.servers:
+            if not url.startswith(("http://", "https://")):
+                raise BackendError(f"base URL must start with http:// or https://, got {safe_url(url)!r}")
         self.base_url = safe_url(base_url)
         self.endpoint = endpoint(base_url)
         template: ChatTemplate | str | None = None
         if opts.chat_template:
             template = RAW if opts.chat_template == RAW else load_template(opts.chat_template)
-        self.id = backend_id(model, base_url, self._flags(template))
+        if self.fleet is not None:  # a fleet is one model whatever its servers: adding one keeps the cache
+            self.id = fleet_id(model, self.fleet, self._flags(template))
+            # the pool of workers feeds every server: their concurrencies together
+            opts = self.options = opts.model_copy(update={"concurrency": sum(n for _, n in self.servers)})
+        else:
+            self.id = backend_id(model, base_url, self._flags(template))
         self.choices = ChoiceScorer(self, template)
         self.structured = StructuredAnswers(self)
         key = os.environ.get(opts.api_key_env, "").strip()
-        if not key and needs_key(base_url):
-            raise BackendError(f"no API key: set the environment variable {opts.api_key_env} for {self.base_url}")
-        parts = urlsplit(base_url)
-        if key and (parts.username or parts.password):
-            raise BackendError(
-                f"--base-url holds credentials (user:password@) and ${opts.api_key_env} holds an API key: "
-                "give one or the other"
-            )
+        for url, _ in self.servers:
+            if not key and needs_key(url):
+                raise BackendError(f"no API key: set the environment variable {opts.api_key_env} for {safe_url(url)}")
+            parts = urlsplit(url)
+            if key and (parts.username or parts.password):
+                raise BackendError(
+                    f"--base-url holds credentials (user:password@) and ${opts.api_key_env} holds an API key: "
+                    "give one or the other"
+                )
         self._secret = key  # only for scrubbing error text; sent in the Authorization header only
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.stats = HttpStats()
@@ -104,12 +125,38 @@ class OpenAIBackend:
                 breaker=self.breaker,
             )
 
-        self._client = self._runner.call(make_client())
+        async def make_fleet() -> FleetClient:
+            from biasatlas.backends.http.fleet import FleetClient
+
+            return FleetClient(
+                str(self.fleet),
+                self.servers,
+                headers,
+                model=model,
+                timeout=opts.timeout,
+                connect_timeout=opts.connect_timeout,
+                policy=RetryPolicy(opts.max_retries, opts.backoff_initial, opts.backoff_max, opts.retry_after_max),
+                rpm=opts.rpm,
+                tpm=opts.tpm,
+                breaker=self.breaker,
+                failures=opts.fleet_failures,
+                stall=opts.fleet_stall,
+                health_every=opts.fleet_health_every,
+            )
+
+        self._client: ChatClient | FleetClient
+        if self.fleet is not None:
+            self._client = self._runner.call(make_fleet())
+        else:
+            self._client = self._runner.call(make_client())
         if opts.check:
             try:
-                self.models = self._runner.call(
-                    check_server(self._client, model, opts.api_key_env, min(opts.timeout, 30.0))
-                )
+                if self.fleet is not None:  # every server at once; those that fail start drained
+                    checking = cast("FleetClient", self._client).check(opts.api_key_env)
+                else:
+                    checking = check_server(cast(ChatClient, self._client), model, opts.api_key_env,
+                                            min(opts.timeout, 30.0))
+                self.models = self._runner.call(checking)
             except BackendError as exc:
                 self.close()
                 raise BackendError(self._scrub(str(exc))) from None
@@ -155,11 +202,29 @@ class OpenAIBackend:
         structured = self.structured.run_stats()
         if structured:
             out["structured"] = structured
+        if self.fleet is not None:  # per server: requests, answered, failed, moved, drain episodes, latency
+            out["fleet"] = fleet = cast("FleetClient", self._client).run_stats()
+            for row in fleet["endpoints"]:  # a reason may quote a server's error text, which may echo the key
+                if row.get("drained_because"):
+                    row["drained_because"] = self._scrub(row["drained_because"])
         return out
 
     def describe(self) -> dict[str, Any]:
         """What to record in a run's config: never the key, never a URL's credentials."""
         o = self.options
+        fleet: dict[str, Any] = {}
+        if self.fleet is not None:  # the name is the identity; the servers (no credentials) are stated
+            client = cast("FleetClient", self._client)
+            fleet = {
+                "base_url": None,
+                "endpoint": None,
+                "fleet": self.fleet,
+                "endpoints": [{"url": ep.url, "endpoint": endpoint(ep.client.base_url), "concurrency": ep.concurrency,
+                               **({"setup": self._scrub(ep.setup)} if ep.setup else {})} for ep in client.endpoints],
+                "fleet_failures": o.fleet_failures,
+                "fleet_stall": o.fleet_stall,
+                "fleet_health_every": o.fleet_health_every,
+            }
         return {
             "backend": "openai",
             "model": self.model,
@@ -180,7 +245,7 @@ class OpenAIBackend:
             "tpm": o.tpm,
             "price_prompt": o.price_prompt,
             "price_completion": o.price_completion,
-        }
+        } | fleet
 
     def _flags(self, template: ChatTemplate | str | None) -> list[str]:
         """The settings that change what is asked or measured, for the backend id."""

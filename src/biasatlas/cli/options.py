@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
+from biasatlas.backends.http.options import EndpointSpec
 from biasatlas.backends.options import BackendOptions
 
 MODE_HELP = "choice (score the options by log-probability) or generate; the probe's default if not given"
@@ -70,7 +72,27 @@ SHARED: dict[str, tuple[Any, Any]] = {
         "smollm2",
     ),
     "base_url": (
-        Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL (or OPENAI_BASE_URL).")],
+        Annotated[
+            list[str] | None,
+            typer.Option(
+                "--base-url",
+                metavar="URL[#N]",
+                help="OpenAI-compatible server URL (or OPENAI_BASE_URL). Repeat it for a fleet (several servers of "
+                "one model, named by --fleet); URL#N gives that server its own concurrency N (else --concurrency).",
+            ),
+        ],
+        None,
+    ),
+    "fleet": (
+        Annotated[
+            str | None,
+            typer.Option(
+                "--fleet",
+                metavar="NAME",
+                help="Name of the fleet the --base-url servers form: the model's identity in the cache (not the "
+                "hosts), so adding or removing a server keeps the answers. Needed with more than one --base-url.",
+            ),
+        ],
         None,
     ),
     "api_key_env": (
@@ -78,7 +100,7 @@ SHARED: dict[str, tuple[Any, Any]] = {
         "OPENAI_API_KEY",
     ),
     "concurrency": (
-        Annotated[int | None, typer.Option("--concurrency", help="Concurrent HTTP requests.")],
+        Annotated[int | None, typer.Option("--concurrency", help="Concurrent HTTP requests (of each server, in a fleet).")],
         None,
     ),
     "http": (
@@ -175,6 +197,42 @@ def _bad(option: str, value: Any, rule: str) -> typer.BadParameter:
     return typer.BadParameter(f"{option} {value!r}: {rule}")
 
 
+def _servers(
+    given: str | list[str] | None, fleet: str | None, concurrency: int | None
+) -> tuple[str | None, list[EndpointSpec], int | None]:
+    """``--base-url`` (repeated, each ``URL`` or ``URL#N``) and ``--fleet`` as (base_url, endpoints, concurrency).
+
+    One server without a fleet name is a plain base URL (its ``#N`` is its concurrency); a fleet
+    name, or several servers, make a fleet, and several servers need a name.
+    """
+    from biasatlas.backends.http.options import check_fleet_name, parse_endpoint
+
+    urls = [given] if isinstance(given, str) else list(given or [])
+    if fleet is not None:
+        try:
+            check_fleet_name(fleet)
+        except ValueError as exc:
+            raise _bad("--fleet", fleet, str(exc).partition(": ")[2]) from None
+    if len(urls) > 1 and fleet is None:
+        raise typer.BadParameter(f"--base-url is given {len(urls)} times: several servers of one model are a fleet; "
+                                 "name it with --fleet NAME (its identity in the cache, so adding a server keeps it)")
+    if fleet is not None and not urls:
+        raise typer.BadParameter(f"--fleet {fleet!r}: give its servers with --base-url (repeated)")
+    endpoints = []
+    for url in urls:
+        try:
+            endpoints.append(EndpointSpec.model_validate(parse_endpoint(url)))
+        except ValueError as exc:  # never repeat the URL: it may hold credentials
+            from biasatlas.backends.http.setup import safe_url
+
+            message = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise typer.BadParameter(f"--base-url {safe_url(url.partition('#')[0])!r}: "
+                                     f"{message.removeprefix('Value error, ')}") from None
+    if fleet is None and endpoints:  # one plain server: no fleet object in the way
+        return endpoints[0].url, [], endpoints[0].concurrency or concurrency
+    return None, endpoints, concurrency
+
+
 def build_options(values: dict[str, Any]) -> RunOptions:
     """Validate the shared CLI values into RunOptions (usage errors name the option and the value)."""
     for name, option in (("concurrency", "--concurrency"), ("batch_size", "--batch-size"),
@@ -202,11 +260,14 @@ def build_options(values: dict[str, Any]) -> RunOptions:
             parse_settings(values["http"])
         except BackendError as exc:
             raise typer.BadParameter(str(exc)) from None
+    base_url, endpoints, concurrency = _servers(values.get("base_url"), values.get("fleet"), values.get("concurrency"))
     backend = BackendOptions(
         model=values["model"],
-        base_url=values.get("base_url"),
+        base_url=base_url,
+        endpoints=endpoints,
+        fleet=values.get("fleet"),
         api_key_env=values.get("api_key_env") or "OPENAI_API_KEY",
-        concurrency=values.get("concurrency"),
+        concurrency=concurrency,
         http=list(values.get("http") or []),
         adapter=values.get("adapter"),
         batch_size=values.get("batch_size"),

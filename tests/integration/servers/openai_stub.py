@@ -121,6 +121,8 @@ class StubState:
         self.formats: Counter[str] = Counter()  # requests with a response_format, by type
         self.requests = 0
         self.completions = 0
+        self.inflight = 0  # chat requests being answered now
+        self.inflight_max = 0  # the most at once (a client's concurrency as this server saw it)
 
     def fault_for(self, digest: str, attempt: int) -> str | None:
         if self.args.faults <= 0:
@@ -196,6 +198,14 @@ def build_app(args: argparse.Namespace) -> Any:
         return None
 
     async def chat(request: web.Request) -> web.StreamResponse:
+        state.inflight += 1
+        state.inflight_max = max(state.inflight_max, state.inflight)
+        try:
+            return await answer_chat(request)
+        finally:
+            state.inflight -= 1
+
+    async def answer_chat(request: web.Request) -> web.StreamResponse:
         state.requests += 1
         bad = await hostile(request)
         if bad is not None:
@@ -331,6 +341,7 @@ def build_app(args: argparse.Namespace) -> Any:
                 "faults": dict(state.faults),
                 "formats": dict(state.formats),
                 "completions": state.completions,
+                "inflight_max": state.inflight_max,
             }
         )
 

@@ -8,6 +8,10 @@ fragment dropped, and never any credentials (``user:pass@`` is stripped). Settin
 what is asked or how an answer is measured follow after ``#``: ``json`` (structured answers
 asked for), ``mean`` (choice scores averaged per token), ``first`` (choice scored from the first
 token only), ``tpl-<digest>`` or ``raw`` (the prompt text of full-option scoring).
+
+A fleet (several servers of one model, :mod:`.fleet`) is one model whatever its servers:
+``openai:{model}@fleet:{name}`` plus the same flags, so adding or removing a server keeps the cache.
+The name is the user's word that the servers serve the same weights the same way.
 """
 
 from __future__ import annotations
@@ -39,4 +43,10 @@ def endpoint(url: str) -> str:
 def backend_id(model: str, url: str, flags: Sequence[str] = ()) -> str:
     """The id of ``model`` served at ``url``, with the settings that change its answers after ``#``."""
     base = f"openai:{model}@{endpoint(url)}"
+    return f"{base}#{','.join(flags)}" if flags else base
+
+
+def fleet_id(model: str, fleet: str, flags: Sequence[str] = ()) -> str:
+    """The id of ``model`` served by the fleet named ``fleet``: no host in it, the flags after ``#``."""
+    base = f"openai:{model}@fleet:{fleet}"
     return f"{base}#{','.join(flags)}" if flags else base

@@ -4,16 +4,63 @@ Waiting is bounded three ways: ``timeout`` per attempt, ``deadline`` per request
 attempts and waits together), and ``max_wait`` per run (no answer for that long while requests
 keep failing stops the run, and so does a server asking for a longer wait). No single wait is
 longer than ``retry_after_max`` (the server's Retry-After) or ``backoff_max`` (our backoff).
+
+A fleet (several servers of one model, :mod:`.fleet`) is ``endpoints`` and a ``fleet`` name; an
+endpoint is written ``URL`` or ``URL#N`` (N: its concurrency, else ``concurrency``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from biasatlas.backends.base import BackendError
+
+#: a fleet's name: it goes into the backend id (and every cache key), so no separators of the id
+FLEET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+class EndpointSpec(BaseModel):
+    """One server of a fleet: its base URL and, optionally, its own concurrency."""
+
+    model_config = ConfigDict(extra="forbid")
+    url: str
+    concurrency: int | None = Field(default=None, ge=1, le=4096)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        """``"URL"`` or ``"URL#N"`` (the CLI's and an audit file's short form) as a mapping."""
+        return parse_endpoint(value) if isinstance(value, str) else value
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        url = url.strip().rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            raise ValueError("an endpoint URL must start with http:// or https://")
+        return url
+
+
+def parse_endpoint(text: str) -> dict[str, Any]:
+    """``URL#N`` -> ``{"url": URL, "concurrency": N}``; a ValueError never repeats the URL (credentials)."""
+    url, sep, tail = text.strip().rpartition("#")
+    if not sep:
+        return {"url": text.strip()}
+    if not tail.strip().isdigit() or int(tail) < 1:
+        raise ValueError(f"the part after '#' ({tail[:20]!r}) must be the endpoint's concurrency, a whole number >= 1")
+    return {"url": url, "concurrency": int(tail)}
+
+
+def check_fleet_name(name: str) -> str:
+    """The name, or a ValueError saying what a fleet name may hold."""
+    if not FLEET_NAME.fullmatch(name):
+        raise ValueError(f"fleet name {name[:70]!r}: 1-64 letters, digits, '.', '_' or '-', starting with a letter "
+                         "or digit")
+    return name
 
 
 class OpenAIOptions(BaseModel):
@@ -49,6 +96,26 @@ class OpenAIOptions(BaseModel):
     choice_method: Literal["auto", "first_token"] = "auto"
     # prompt text for /completions: None = the server's /apply-template; a .jinja or .gguf file; "raw"
     chat_template: str | None = None
+    # a fleet: several servers of one model (backends/http/fleet.py); the name is the model's identity
+    endpoints: list[EndpointSpec] = Field(default_factory=list)
+    fleet: str | None = None
+    fleet_failures: int = Field(default=3, ge=1)  # failed attempts in a row that drain an endpoint
+    fleet_stall: float = Field(default=60.0, gt=0)  # seconds without an answer, requests outstanding: drained
+    fleet_health_every: float = Field(default=5.0, gt=0)  # seconds between health checks of a drained endpoint
+
+    @field_validator("fleet")
+    @classmethod
+    def _fleet_name(cls, name: str | None) -> str | None:
+        return None if name is None else check_fleet_name(name)
+
+    @model_validator(mode="after")
+    def _one_fleet(self) -> OpenAIOptions:
+        if len(self.endpoints) > 1 and self.fleet is None:
+            raise ValueError(f"{len(self.endpoints)} endpoints and no fleet name: name the fleet (--fleet NAME), "
+                             "the model's identity, so that adding or removing a server keeps the cache")
+        if self.endpoints and self.base_url:
+            raise ValueError("give base_url or endpoints, not both")
+        return self
 
 
 SETTABLE = (
@@ -72,6 +139,9 @@ SETTABLE = (
     "choice_norm",
     "choice_method",
     "chat_template",
+    "fleet_failures",
+    "fleet_stall",
+    "fleet_health_every",
 )
 #: names that would carry a secret: refused without echoing the value
 SECRET_SETTINGS = ("api_key", "key", "token", "authorization", "password")

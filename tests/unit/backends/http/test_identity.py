@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from biasatlas.backends.http.identity import backend_id, endpoint
+from biasatlas.backends.http.identity import backend_id, endpoint, fleet_id
 
 
 @pytest.mark.parametrize(
@@ -44,3 +44,26 @@ def test_two_servers_two_ids_one_server_one_id() -> None:
 def test_flags_follow_a_hash() -> None:
     assert backend_id("m", "http://a:1/v1", ["json", "mean"]) == "openai:m@http://a:1/v1#json,mean"
     assert backend_id("m", "http://a:1/v1", []) == "openai:m@http://a:1/v1"
+
+
+def test_a_fleet_is_named_by_model_and_fleet_not_hosts() -> None:
+    assert fleet_id("m", "gpu-a") == "openai:m@fleet:gpu-a"
+    assert fleet_id("m", "gpu-a", ["json", "first"]) == "openai:m@fleet:gpu-a#json,first"
+    assert fleet_id("m", "gpu-a") != fleet_id("m", "gpu-b") != fleet_id("n", "gpu-b")
+    assert fleet_id("m", "a") != backend_id("m", "http://a:80/v1")  # a fleet never shares a single server's cache
+
+
+def test_fleet_backend_id_keeps_across_servers_and_flags_still_count() -> None:
+    from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
+
+    def bid(urls: list[str], **opts: object) -> str:
+        backend = OpenAIBackend("m", OpenAIOptions(endpoints=urls, fleet="f", check=False, **opts))  # type: ignore[arg-type]
+        try:
+            return backend.id
+        finally:
+            backend.close()
+
+    one = bid(["http://a:8000/v1"])
+    assert one == bid(["http://a:8000/v1", "http://b:8000/v1#8"]) == bid(["http://c:1/v1"]) == "openai:m@fleet:f#json"
+    assert bid(["http://a:8000/v1"], structured="off") == "openai:m@fleet:f"
+    assert bid(["http://a:8000/v1"], choice_norm="mean") == "openai:m@fleet:f#json,mean"

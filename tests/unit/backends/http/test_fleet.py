@@ -1,0 +1,290 @@
+"""Fleets (backends/http/fleet.py): dispatch by fewest outstanding, draining, return after a health
+check, every request answered once, and the fleet's options on the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import typer
+
+from biasatlas.backends.base import BackendError, BackendStopped, run_requests
+from biasatlas.backends.http.client import ChatClient, RetryPolicy
+from biasatlas.backends.http.fleet import FleetClient
+from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
+from biasatlas.cli.options import build_options
+from biasatlas.records import GenerationSettings, Response
+from biasatlas.runner import build_requests
+
+FAST = {"timeout": 5.0, "backoff_initial": 0.02, "fleet_health_every": 60.0}
+
+
+def fleet(urls: list[str], name: str = "f", **opts: Any) -> OpenAIBackend:
+    return OpenAIBackend("stub-model", OpenAIOptions(endpoints=urls, fleet=name, **{**FAST, **opts}))
+
+
+class Spans:
+    """Client-side attempts per request body: (endpoint, start, end), to show none overlap."""
+
+    def __init__(self, backend: OpenAIBackend) -> None:
+        self.spans: dict[bytes, list[tuple[int, float, float]]] = defaultdict(list)
+        client = backend._client
+        assert isinstance(client, FleetClient)
+        for ep in client.endpoints:
+            self._wrap(ep.index, ep.client)
+
+    def _wrap(self, index: int, client: ChatClient) -> None:
+        original = client.attempt
+
+        async def attempt(payload: bytes, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            started = time.monotonic()
+            try:
+                return await original(payload, *args, **kwargs)
+            finally:
+                self.spans[payload].append((index, started, time.monotonic()))
+
+        client.attempt = attempt  # type: ignore[method-assign]
+
+    def assert_one_at_a_time(self) -> None:
+        for payload, spans in self.spans.items():
+            spans.sort(key=lambda s: s[1])
+            for (_, _, end), (_, start, _) in itertools.pairwise(spans):
+                assert end <= start, f"two attempts at once for {payload[:60]!r}: {spans}"
+
+
+def ask(backend: OpenAIBackend, make_prompts: Any, n: int, mode: str = "generate") -> list[Response]:
+    requests = build_requests(make_prompts(n), GenerationSettings(mode=mode, max_tokens=8))
+    responses = list(run_requests(backend, requests))
+    assert sorted(r.key for r in responses) == sorted(r.cache_key(backend.id) for r in requests)  # each once
+    return responses
+
+
+def answered_once(*servers: Any, n: int) -> None:
+    """The stubs answered every prompt exactly once between them (a stub counts complete answers it sent)."""
+    total: Counter[str] = Counter()
+    for server in servers:
+        total.update(server.stats()["answered"])
+    assert len(total) == n and set(total.values()) == {1}, total
+
+
+@pytest.fixture
+def servers(stub: Any) -> Iterator[Any]:
+    started: list[Any] = []
+
+    def start(*flags: str) -> Any:
+        server = stub.start_stub_thread(*flags)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+# ---- dispatch --------------------------------------------------------------------------------------
+def test_pick_fewest_outstanding_for_its_concurrency_ties_take_turns() -> None:
+    loop = asyncio.new_event_loop()
+
+    async def make() -> FleetClient:
+        urls = [("http://127.0.0.1:9/v1", 4), ("http://127.0.0.1:10/v1", 2), ("http://127.0.0.1:11/v1", 8)]
+        return FleetClient("f", urls, {}, model="m", timeout=1, connect_timeout=1, policy=RetryPolicy())
+
+    client = loop.run_until_complete(make())
+    try:
+        a, b, c = client.endpoints
+        assert {client._pick(set()).index for _ in range(3)} == {0, 1, 2}  # all idle: each in turn
+        a.outstanding, b.outstanding, c.outstanding = 2, 0, 1  # loads 0.5, 0, 0.125
+        assert client._pick(set()) is b
+        b.outstanding = 1  # 0.5 for b, 0.125 for c
+        assert client._pick(set()) is c
+        c.outstanding = 8  # full: never more than its concurrency
+        assert client._pick(set()) in (a, b)
+        assert client._pick({0}) is b and client._pick({0, 1}) is None
+        b.live = False  # drained
+        assert client._pick(set()) is a
+        a.outstanding = 4
+        assert client._pick(set()) is None
+    finally:
+        loop.run_until_complete(client.close())
+        loop.close()
+
+
+def test_the_faster_endpoint_gets_more_and_none_exceeds_its_concurrency(servers: Any, make_prompts: Any) -> None:
+    fast, slow = servers("--delay", "0.01"), servers("--delay", "0.2")
+    backend = fleet([f"{fast.url}#3", f"{slow.url}#2"], structured="off")
+    try:
+        ask(backend, make_prompts, 80)
+        rows = {row["url"]: row for row in backend.run_stats()["fleet"]["endpoints"]}
+    finally:
+        backend.close()
+    assert rows[fast.url]["answered"] > 4 * rows[slow.url]["answered"] > 0
+    assert fast.stats()["inflight_max"] <= 3 and slow.stats()["inflight_max"] <= 2
+    assert rows[fast.url]["answered"] + rows[slow.url]["answered"] == 80
+    latency = rows[slow.url]["latency_s"]
+    assert 0.2 <= latency["p50"] <= latency["p95"] and latency["mean"] >= 0.2
+
+
+def test_one_plain_server_has_no_fleet_object(stub: Any) -> None:
+    with stub.start_stub_thread() as server:
+        for opts in ({"base_url": server.url, "concurrency": 5}, {"endpoints": [f"{server.url}#5"]}):
+            backend = OpenAIBackend("stub-model", OpenAIOptions(**opts))
+            try:
+                assert type(backend._client) is ChatClient and backend.fleet is None
+                assert backend.options.concurrency == 5 and backend.id == f"openai:stub-model@{server.url}#json"
+                assert "fleet" not in backend.run_stats() and "fleet" not in backend.describe()
+            finally:
+                backend.close()
+
+
+# ---- draining, moving, coming back ----------------------------------------------------------------
+def test_a_failing_endpoint_is_drained_and_every_prompt_answered_once(servers: Any, make_prompts: Any) -> None:
+    good = [servers("--delay", "0.005") for _ in range(2)]
+    bad = servers("--chat-status", "500")
+    backend = fleet([s.url for s in (*good, bad)], concurrency=4, fleet_failures=3)
+    spans = Spans(backend)
+    try:
+        responses = ask(backend, make_prompts, 120)
+        stats = backend.run_stats()
+    finally:
+        backend.close()
+    assert all(r.ok for r in responses), [r.error for r in responses if not r.ok][:3]
+    rows = {row["url"]: row for row in stats["fleet"]["endpoints"]}
+    assert rows[bad.url]["answered"] == 0 and rows[bad.url]["drained"] == 1 and not rows[bad.url]["live"]
+    assert 3 <= rows[bad.url]["failed"] <= 3 + 8  # the 3 in a row that drained it, and those out with them
+    assert "3 failed attempts in a row" in rows[bad.url]["drained_because"]
+    assert sum(rows[s.url]["answered"] for s in good) == 120
+    assert stats["http"]["answered"] == 120 and stats["http"]["failed"] == 0
+    answered_once(*good, n=120)
+    spans.assert_one_at_a_time()
+
+
+def test_a_stalled_endpoint_is_drained_and_its_requests_go_elsewhere(servers: Any, make_prompts: Any) -> None:
+    good, hung = servers("--delay", "0.005"), servers("--chat-body", "hang")
+    backend = fleet([good.url, hung.url], concurrency=4, fleet_stall=0.4, timeout=30.0)
+    spans = Spans(backend)
+    started = time.perf_counter()
+    try:
+        responses = ask(backend, make_prompts, 60)
+        stats = backend.run_stats()
+    finally:
+        backend.close()
+    seconds = time.perf_counter() - started
+    assert all(r.ok for r in responses) and seconds < 5, seconds  # not the 30 s timeout of an attempt
+    rows = {row["url"]: row for row in stats["fleet"]["endpoints"]}
+    assert rows[hung.url]["drained"] == 1 and "no answer for 0.4 s" in rows[hung.url]["drained_because"]
+    assert rows[hung.url]["moved"] >= 1 and rows[hung.url]["answered"] == 0
+    assert rows[good.url]["answered"] == 60
+    moved = [r for r in responses if (r.info.get("retries") or {}).get("drained")]
+    assert len(moved) == rows[hung.url]["moved"]  # the moved requests say so in their info
+    assert stats["http"]["retries"] == {"drained": len(moved)}
+    answered_once(good, n=60)
+    spans.assert_one_at_a_time()
+
+
+def test_a_drained_endpoint_comes_back_after_a_health_check(stub: Any, servers: Any, make_prompts: Any) -> None:
+    steady, flaky = servers("--delay", "0.01"), stub.start_stub_thread("--delay", "0.01")
+    port = flaky.port
+    backend = fleet([steady.url, flaky.url], concurrency=2, fleet_failures=2, fleet_health_every=0.1)
+    try:
+        flaky.stop()  # down: connections refused, health checks fail
+        ask(backend, make_prompts, 30)
+        first = {row["url"]: row for row in backend.run_stats()["fleet"]["endpoints"]}
+        assert first[flaky.url]["drained"] == 1 and first[flaky.url]["answered"] == 0
+        assert not first[flaky.url]["live"]
+        time.sleep(0.3)  # still drained: the loop runs only while a run does, and the server is down
+        back = servers("--delay", "0.01", "--port", str(port))
+        requests = build_requests(make_prompts(200)[30:], GenerationSettings(mode="generate", max_tokens=8))
+        assert all(r.ok for r in run_requests(backend, requests))
+        second = {row["url"]: row for row in backend.run_stats()["fleet"]["endpoints"]}
+    finally:
+        backend.close()
+    assert second[flaky.url]["live"] and second[flaky.url]["drained"] == 0
+    assert second[flaky.url]["answered"] > 20, second  # back after its health check, taking its share
+    answered_once(steady, back, n=200)
+
+
+def test_every_endpoint_drained_and_none_back_stops_the_run(stub: Any, make_prompts: Any) -> None:
+    gone = [stub.start_stub_thread() for _ in range(2)]
+    for server in gone:
+        server.stop()
+    backend = fleet([s.url for s in gone], check=False, max_wait=1.0, fleet_failures=2, fleet_health_every=0.2)
+    started = time.perf_counter()
+    try:
+        requests = build_requests(make_prompts(20), GenerationSettings(mode="generate", max_tokens=8))
+        with pytest.raises(BackendStopped, match=r"no answer for 1 s \(max-wait\)") as stopped:
+            list(run_requests(backend, requests))
+        rows = backend.run_stats()["fleet"]["endpoints"]
+    finally:
+        backend.close()
+    assert time.perf_counter() - started < 5
+    assert "every endpoint of fleet f is drained" in stopped.value.reason or "connection" in stopped.value.reason
+    assert all(row["drained"] >= 1 and not row["live"] for row in rows)
+
+
+def test_setup_one_endpoint_down_starts_drained_all_down_is_one_line(stub: Any, servers: Any) -> None:
+    up = servers()
+    down = stub.start_stub_thread()
+    down.stop()
+    backend = fleet([up.url, down.url])
+    try:
+        described = {e["url"]: e for e in backend.describe()["endpoints"]}
+        assert described[down.url]["setup"].startswith(f"cannot reach {down.url}")
+        assert "setup" not in described[up.url]
+    finally:
+        backend.close()
+    with pytest.raises(BackendError, match=r"no endpoint of fleet 'f' passes the setup check: cannot reach") as err:
+        fleet([down.url])
+    assert "\n" not in str(err.value)
+
+
+def test_describe_and_id_name_the_fleet_not_the_hosts(servers: Any) -> None:
+    a, b = servers(), servers()
+    one = fleet([f"https://user:hunter2@127.0.0.1:{a.port}/v1#3"], check=False)
+    two = fleet([a.url, f"{b.url}#5"], concurrency=7)
+    try:
+        assert one.id == two.id == "openai:stub-model@fleet:f#json"
+        described = two.describe()
+        assert described["fleet"] == "f" and described["base_url"] is None and described["concurrency"] == 12
+        assert [(e["url"], e["concurrency"]) for e in described["endpoints"]] == [(a.url, 7), (b.url, 5)]
+        assert "hunter2" not in str(one.describe()) and "user" not in str(one.describe())
+    finally:
+        one.close()
+        two.close()
+
+
+# ---- the command line ---------------------------------------------------------------------------
+def values(**given: Any) -> dict[str, Any]:
+    return {"study": ".", "model": "openai:m", **given}
+
+
+def test_cli_several_base_urls_need_a_fleet_name() -> None:
+    with pytest.raises(typer.BadParameter, match=r"--base-url is given 2 times: .* name it with --fleet NAME"):
+        build_options(values(base_url=["http://a:1/v1", "http://b:1/v1"]))
+    backend = build_options(values(base_url=["http://a:1/v1#16", "http://b:1/v1"], fleet="gpu", concurrency=4)).backend
+    assert backend.fleet == "gpu" and backend.base_url is None
+    assert [(e.url, e.concurrency) for e in backend.endpoints] == [("http://a:1/v1", 16), ("http://b:1/v1", None)]
+    single = build_options(values(base_url=["http://a:1/v1"], fleet="gpu")).backend  # a fleet of one, to grow
+    assert single.fleet == "gpu" and [e.url for e in single.endpoints] == ["http://a:1/v1"]
+
+
+def test_cli_one_base_url_is_a_plain_server() -> None:
+    plain = build_options(values(base_url=["http://a:1/v1#8"], concurrency=2)).backend
+    assert (plain.base_url, plain.endpoints, plain.fleet, plain.concurrency) == ("http://a:1/v1", [], None, 8)
+    assert build_options(values(base_url="http://a:1/v1")).backend.base_url == "http://a:1/v1"
+
+
+@pytest.mark.parametrize(("given", "words"), [
+    ({"base_url": ["http://u:hunter2@a:1/v1#x"], "fleet": "f"}, "--base-url 'http://a:1/v1': the part after '#'"),
+    ({"base_url": ["a:1/v1", "b:1/v1"], "fleet": "f"}, "--base-url 'a:1/v1': an endpoint URL must start with http"),
+    ({"base_url": ["http://a:1/v1"], "fleet": "my fleet"}, "--fleet 'my fleet': 1-64 letters, digits"),
+    ({"fleet": "f"}, "--fleet 'f': give its servers with --base-url"),
+])
+def test_cli_bad_fleet_input_is_one_line_without_credentials(given: dict[str, Any], words: str) -> None:
+    with pytest.raises(typer.BadParameter) as err:
+        build_options(values(**given))
+    assert str(err.value).startswith(words) and "\n" not in str(err.value) and "hunter2" not in str(err.value)
