@@ -6,6 +6,7 @@ playwright with its executable_path; no browser is downloaded. In CI the browser
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -161,10 +162,50 @@ def test_study_report_overview_filter_and_drill_down(tmp_path: Path, browser: An
     assert {first_cells.nth(i).inner_text() for i in range(first_cells.count())} == {model}
     assert {langs.nth(i).inner_text() for i in range(langs.count())} == {"de"}
     p.locator("#answers-contact").screenshot(path=str(_shots(tmp_path) / "report-contact-answers.png"))
+    _side_by_side(p, tmp_path)
     p.close()
     assert page.errors == [] and page.remote() == []
     files = {f.suffix for f in (tmp_path / "study" / "report_files").iterdir()}
     assert files == {".csv", ".tex", ".svg", ".pdf"}
+
+
+def _column(p: Any, box: str, name: str) -> list[str]:
+    """The texts of one column of an answers table, found by its header."""
+    heads = p.locator(f"{box} table.answers thead th").all_inner_texts()
+    i = [h.strip() for h in heads].index(name) + 1
+    return p.locator(f"{box} table.answers tbody tr td:nth-child({i})").all_inner_texts()
+
+
+def _side_by_side(p: Any, tmp_path: Path) -> None:
+    """A probe table shows both models side by side; a filter narrows it; a model's cell opens its answers."""
+    headline = p.locator("div.table[data-drill]").filter(has_text="By contact framing, models side by side")
+    assert headline.count() == 1
+    top = [t.strip() for t in headline.locator("thead tr").first.locator("th").all_inner_texts()]
+    assert [t for t in top if t] == ["fake:alpha", "fake:beta"]
+    headline.scroll_into_view_if_needed()
+    headline.screenshot(path=str(_shots(tmp_path) / "report-contact-side-by-side.png"))
+
+    # a filter narrows a side-by-side table (long enough to have one)
+    action = p.locator("div.table[data-drill]").filter(has_text="By scale × contact × action")
+    rows = action.locator("tbody tr")
+    before = rows.count()
+    action.locator("input[type='search']").fill("negative")
+    p.wait_for_timeout(300)
+    texts = rows.all_inner_texts()
+    assert 0 < len(texts) < before and all("negative" in t for t in texts)
+
+    # a click on beta's cell of a row shows beta's answers of that row's language and contact framing
+    spec = json.loads(headline.get_attribute("data-drill") or "{}")
+    column = min(int(i) for i, model in spec["models"].items() if model == "fake:beta")
+    heads = [t.strip() for t in headline.locator("thead tr").nth(1).locator("th").all_inner_texts()]
+    row = headline.locator("tbody tr").first.locator("td")
+    language, contact = row.nth(heads.index("Language")).inner_text(), row.nth(heads.index("Contact")).inner_text()
+    row.nth(column).click()
+    p.wait_for_timeout(300)
+    assert "filtered from" in p.locator("#answers-contact .dt-info").inner_text()
+    assert set(_column(p, "#answers-contact", "Model")) == {"fake:beta"}
+    assert set(_column(p, "#answers-contact", "Language")) == {language}
+    assert set(_column(p, "#answers-contact", "Contact")) == {contact}
 
 
 def _shots(tmp_path: Path) -> Path:
