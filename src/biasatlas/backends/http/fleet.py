@@ -303,6 +303,7 @@ class FleetClient:
                 await ep.client.limiter.acquire(est_tokens)
                 if ep.epoch != epoch:
                     raise _Moved
+                ep.progress = time.monotonic()  # a wait of our own rate limit is no stall of the server
             ep.stats.requests += 1
             target = None if route is None else ep.client.url(*route)
             task = asyncio.ensure_future(ep.client.attempt(payload, url=target, choices=choices))
