@@ -63,6 +63,8 @@ def side_by_side(frame: pd.DataFrame, rows: Sequence[str], values: Mapping[str, 
     one model a flat table ``Model``, design columns, value headers.
     """
     rows = [r for r in rows if r in frame.columns]
+    if not rows:
+        raise ValueError("side_by_side needs at least one design column that names a row")
     labels = {r: column_label(r) for r in rows}
     if frame.empty:
         return pd.DataFrame(columns=["Model", *labels.values(), *values.values()])
@@ -76,7 +78,8 @@ def side_by_side(frame: pd.DataFrame, rows: Sequence[str], values: Mapping[str, 
     order = shown[rows].drop_duplicates()
     indexed: pd.DataFrame = shown.drop_duplicates([*rows, model]).set_index([*rows, model])[list(values)]
     wide = pd.DataFrame(indexed.unstack(model))  # columns (value, model)
-    wide = wide.reindex(pd.MultiIndex.from_frame(order))
+    # one design column makes a flat index, several a MultiIndex: the rows' order must match its kind
+    wide = wide.reindex(pd.MultiIndex.from_frame(order) if len(rows) > 1 else pd.Index(order[rows[0]]))
     wide = wide.reindex(columns=pd.MultiIndex.from_tuples([(v, m) for m in models for v in values]))
     wide.columns = pd.MultiIndex.from_tuples([(c[1], values[c[0]]) for c in wide.columns.to_list()])
     keys = order.rename(columns=labels).reset_index(drop=True)

@@ -37,6 +37,11 @@ def test_two_models_get_a_column_group_each_in_sorted_order() -> None:
     assert wide[(KEY, "Contact")].tolist() == ["none", "none", "–"]
 
 
+def test_one_design_column() -> None:
+    wide = side_by_side(LONG[LONG["language"] != "is"], ["language"], {"cell": "Biased %"})
+    assert wide.to_numpy().tolist() == [["en", "a-en", "b-en"], ["de", "a-de", "b-de"]]
+
+
 def test_one_model_stays_flat_with_its_model_column() -> None:
     one = LONG[LONG["model"] == "alpha"]
     flat = side_by_side(one, ["language"], VALUES)

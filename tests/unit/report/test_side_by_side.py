@@ -106,11 +106,12 @@ class _Tables(HTMLParser):
         self._in: str | None = None
         self._row: list[str] = []
         self._text = ""
+        self._span = 1
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
         if tag == "div" and a.get("class") == "table":
-            self.tables.append({"drill": a.get("data-drill"), "caption": "", "head": [], "body": []})
+            self.tables.append({"drill": a.get("data-drill"), "caption": "", "head": [], "body": [], "spans": []})
         elif tag == "p" and a.get("class") == "caption" and self.tables:
             self._in = "caption"
             self._text = ""
@@ -118,6 +119,7 @@ class _Tables(HTMLParser):
             self._row = []
         elif tag in ("th", "td"):
             self._in, self._text = tag, ""
+            self._span = int(a.get("colspan") or 1)
 
     def handle_data(self, data: str) -> None:
         if self._in:
@@ -129,11 +131,13 @@ class _Tables(HTMLParser):
                 self.tables[-1]["caption"] = self._text
             self._in = None
         elif tag in ("th", "td") and self._in == tag:
-            self._row.append((tag, self._text.strip()))
+            self._row.append((tag, self._text.strip(), self._span))
             self._in = None
         elif tag == "tr" and self.tables and self._row:
-            kind = "head" if all(t == "th" for t, _ in self._row) else "body"
-            self.tables[-1][kind].append([text for _, text in self._row])
+            kind = "head" if all(t == "th" for t, _, _ in self._row) else "body"
+            self.tables[-1][kind].append([text for _, text, _ in self._row])
+            if kind == "head":
+                self.tables[-1]["spans"].append([span for _, _, span in self._row])
 
 
 @pytest.fixture(scope="module")
@@ -193,6 +197,13 @@ def test_each_model_has_its_own_columns_in_the_headline_tables(tables: list[dict
     else:
         assert models == expected.get(key, list(MODELS))
     assert len(table["head"]) == 2 and table["body"]
+    # every model's column group holds values (a dash is a cell the model has no answers for)
+    assert top[0] == ""  # above the design cell's columns
+    start = table["spans"][0][0]
+    for model, width in zip(top[1:], table["spans"][0][1:], strict=True):
+        cells = [c for row in table["body"] for c in row[start:start + width]]
+        assert any(c != "–" for c in cells), model
+        start += width
     if key != "debias":  # debias has no answers table to open
         spec = json.loads(table["drill"])
         assert set(MODELS) <= set(spec["models"].values())
