@@ -72,19 +72,22 @@ def debias_runs(store: Any, probe: str = contact.NAME) -> pd.DataFrame:
 
 
 def comparisons(store: Any, probe: str = contact.NAME) -> list[dict[str, Any]]:
-    """The latest before and after run of each (setting, part, split fingerprint, mode)."""
+    """The latest before and after run of each (base model, setting, part, split fingerprint, mode).
+
+    The base model is part of the key: two models tuned on one split are two comparisons."""
     runs = debias_runs(store, probe)
     if runs.empty:
         return []
     out = []
-    for key, group in runs.groupby(["setting", "part", "fingerprint", "mode"], sort=False):
+    keys = ["model", "setting", "part", "fingerprint", "mode"]
+    for key, group in runs.groupby(keys, sort=False, dropna=False):
         before = group[group["role"] == "before"]
         after = group[group["role"] == "after"]
         if before.empty or after.empty:
             continue
         b, a = before.iloc[-1], after.iloc[-1]
         out.append({
-            "setting": key[0], "part": key[1], "fingerprint": key[2], "mode": key[3],
+            "setting": key[1], "part": key[2], "fingerprint": key[3], "mode": key[4],
             "before_run": int(b["run_id"]), "after_run": int(a["run_id"]),
             "before_model": b["backend_id"], "after_model": a["backend_id"],
             "adapter": a.get("adapter"), "model_spec": b.get("model"),

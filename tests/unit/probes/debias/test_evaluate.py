@@ -130,3 +130,29 @@ def test_report_when_no_answer_changed() -> None:
                                            "examples": []}]}
     section = debias_report.sections(summary)[0]
     assert any("p=–" in block for block in section.blocks)
+
+
+def test_two_base_models_on_one_split_are_two_comparisons(tmp_path: Path) -> None:
+    """Two base models tuned on the same split: each has its own before/after pair (one used to overwrite
+    the other: the latest run won, silently)."""
+    split = build_split("cross-scenario", limit=140, seed=0)
+    settings = GenerationSettings(mode="choice")
+    with Store(tmp_path) as store:
+        for base in ("alpha", "beta"):
+            for role, script, name in (("before", _always_first, base), ("after", _unbiased, f"{base}+lora")):
+                cfg = evaluate.run_config(role, "cross-scenario", "test", split.fingerprint(), f"fake:{base}",
+                                          None, "en")
+                run_plan(split.test, FakeBackend(script, name=name), store, settings, config=cfg, progress=False)
+        comps = evaluate.comparisons(store)
+        pairs = {(c["before_model"], c["after_model"]) for c in comps}
+        assert pairs == {("fake:alpha", "fake:alpha+lora"), ("fake:beta", "fake:beta+lora")}
+        for comp in comps:
+            assert len(evaluate.paired_outcomes(store, comp)) == len(split.test)
+        frame = PROBE.outcomes(store)
+        summary = PROBE.summarise(store)
+        sections = PROBE.report_sections(store)
+    html = write_report(tmp_path, sections).read_text()
+    assert "fake:alpha+lora" in html and "fake:beta+lora" in html
+    assert len(frame) == 4 * len(split.test)
+    assert len(summary["contact"]) == 2
+    assert {c["model_spec"] for c in summary["contact"]} == {"fake:alpha", "fake:beta"}
