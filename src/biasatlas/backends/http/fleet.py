@@ -147,7 +147,7 @@ class FleetClient:
     # ---- what the backend uses of a ChatClient ---------------------------------------------------
     def url(self, path: str, root: bool = False) -> yarl.URL:
         """A stand-in URL for ``path``; :meth:`complete` sends it to the endpoint it picks."""
-        found = yarl.URL.build(scheme="fleet", host=self.name, path=path, query={"root": "1"} if root else {})
+        found = yarl.URL.build(scheme="fleet", host="fleet", path=path, query={"root": "1"} if root else {})
         self._routes.setdefault(found, (path, root))
         return found
 

@@ -129,6 +129,28 @@ def test_the_faster_endpoint_gets_more_and_none_exceeds_its_concurrency(servers:
     assert 0.2 <= latency["p50"] <= latency["p95"] and latency["mean"] >= 0.2
 
 
+def test_choice_scoring_through_a_fleet_matches_one_server(servers: Any, make_prompts: Any) -> None:
+    """Full-option scoring asks /apply-template (the server's root) and /completions: each routed to a server."""
+    a, b = servers("--apply-template"), servers("--apply-template")
+    single = OpenAIBackend("stub-model", OpenAIOptions(base_url=a.url, **FAST))
+    many = fleet([a.url, b.url], concurrency=2)
+    requests = build_requests(make_prompts(12), GenerationSettings(mode="choice"))
+
+    def probs(backend: OpenAIBackend) -> list[Any]:
+        by_key = {r.key: r.option_probs for r in run_requests(backend, requests)}
+        return [by_key[r.cache_key(backend.id)] for r in requests]
+
+    try:
+        alone, spread = probs(single), probs(many)
+        scoring = many.run_stats()["choice_scoring"]
+    finally:
+        single.close()
+        many.close()
+    assert scoring["methods"] == {"completions": 12}, scoring
+    assert b.stats()["completions"] > 0 and a.stats()["completions"] > 0
+    assert spread == alone and all(p is not None for p in spread)
+
+
 def test_one_plain_server_has_no_fleet_object(stub: Any) -> None:
     with stub.start_stub_thread() as server:
         for opts in ({"base_url": server.url, "concurrency": 5}, {"endpoints": [f"{server.url}#5"]}):
