@@ -1,25 +1,16 @@
 """A fleet: one model served by several OpenAI-compatible endpoints, one :class:`ChatClient` each.
 
 :class:`FleetClient` offers what the backend uses of a ChatClient (``complete``, ``url``,
-``get_json``, ``close``) and spreads the attempts over the endpoints:
+``get_json``, ``close``) and spreads the attempts (the rules in full: docs/http.md, "Fleets"):
 
-* dispatch: an attempt goes to the live endpoint with the fewest outstanding requests for its
-  concurrency (ties take turns); no endpoint ever has more than its concurrency outstanding.
-* draining: ``failures`` failed attempts in a row (connection errors, 5xx, timeouts), or a stall
-  (no attempt finished for ``stall`` seconds while some are outstanding), drain an endpoint: it
-  gets no new attempt, and its attempts in flight are cancelled and asked again elsewhere.
-* return: a drained endpoint is asked ``GET /models`` every ``health_every`` seconds, and takes
-  requests again once the answer lists the model.
-* exactly once: a request has one attempt out at a time; the next goes out only after the last one
-  failed or was cancelled (so never to two endpoints at once), to an endpoint the request has not
-  failed on where there is one (at once, no backoff), else after the backoff a ChatClient waits.
-  ``max_retries`` bounds the failed attempts of a request over all endpoints; an attempt moved off
-  a drained endpoint does not spend it (it is counted as a retry of cause ``drained``).
-* every endpoint drained: attempts wait for one to come back, and each wait is shown to the
-  breaker, whose ``max_wait`` rule stops the run when none does (exit code 4, as for one server).
-
-Rate limits (``rpm``, ``tpm``) apply per endpoint. Counters and latencies per endpoint are in
-:meth:`FleetClient.run_stats`, URLs without credentials.
+* dispatch: to the live endpoint with the fewest outstanding for its concurrency, never past it;
+* draining: ``failures`` failed attempts in a row (connection, 5xx, timeout) or a stall (nothing
+  finished for ``stall`` seconds while some are out) drain an endpoint, and cancel its attempts in
+  flight, which go elsewhere; it comes back once ``GET /models`` (every ``health_every`` s) lists the model;
+* exactly once: one attempt of a request out at a time; a retry goes to an endpoint the request has
+  not failed on, at once, else after a ChatClient's backoff; ``max_retries`` counts over all
+  endpoints, a move off a drained endpoint is no failure (a retry of cause ``drained``);
+* every endpoint drained: attempts wait, each wait shown to the breaker (its ``max_wait`` rule).
 """
 
 from __future__ import annotations
@@ -69,17 +60,14 @@ class EndpointStats:
     latencies: list[float] = field(default_factory=list)  # seconds of the answered attempts
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"requests": self.requests, "answered": self.answered, "failed": self.failed,
-                               "moved": self.moved, "drained": self.drained}
+        out: dict[str, Any] = {k: getattr(self, k) for k in ("requests", "answered", "failed", "moved", "drained")}
+        out["latency_s"] = None
         if self.latencies:
             import numpy as np
 
             values = np.asarray(self.latencies)
-            p50, p95 = np.percentile(values, [50, 95])
-            out["latency_s"] = {"mean": round(float(values.mean()), 4), "p50": round(float(p50), 4),
-                                "p95": round(float(p95), 4)}
-        else:
-            out["latency_s"] = None
+            p50, p95 = (round(float(q), 4) for q in np.percentile(values, [50, 95]))
+            out["latency_s"] = {"mean": round(float(values.mean()), 4), "p50": p50, "p95": p95}
         return out
 
 
@@ -107,22 +95,12 @@ class FleetClient:
     """Chat completions from several servers of one model; created and used on one event loop."""
 
     def __init__(
-        self,
-        name: str,
-        endpoints: Sequence[tuple[str, int]],
-        headers: dict[str, str],
-        *,
-        model: str,
-        timeout: float,
-        connect_timeout: float,
-        policy: RetryPolicy,
-        rpm: float | None = None,
-        tpm: float | None = None,
-        breaker: Breaker | None = None,
-        failures: int = 3,
-        stall: float = 60.0,
+        self, name: str, endpoints: Sequence[tuple[str, int]], headers: dict[str, str], *, model: str,
+        timeout: float, connect_timeout: float, policy: RetryPolicy, rpm: float | None = None,
+        tpm: float | None = None, breaker: Breaker | None = None, failures: int = 3, stall: float = 60.0,
         health_every: float = 5.0,
     ) -> None:
+        """``endpoints``: (base URL, concurrency) of each server; rate limits (rpm, tpm) apply to each."""
         if not endpoints:
             raise BackendError(f"fleet {name!r} has no endpoint")
         self.name = name
@@ -302,6 +280,7 @@ class FleetClient:
             if ep.client.limiter is not None:
                 await ep.client.limiter.acquire(est_tokens)
                 if ep.epoch != epoch:
+                    ep.stats.moved += 1
                     raise _Moved
                 ep.progress = time.monotonic()  # a wait of our own rate limit is no stall of the server
             ep.stats.requests += 1
@@ -318,10 +297,10 @@ class FleetClient:
                 ep.stats.moved += 1  # the drain cancelled it, not the caller: ask again elsewhere
                 raise _Moved from None
             raise
-        except Retryable as exc:
+        except Retryable as exc:  # a refusal in a 5xx (fatal_words) is Fatal: the request's fault, no drain
             if fatal_words and exc.cause.startswith("http_") and any(w in exc.detail.lower() for w in fatal_words):
-                self._failed(ep, exc)
-                raise Fatal(exc.cause, exc.detail) from exc
+                self._failed(ep, refused := Fatal(exc.cause, exc.detail))
+                raise refused from exc
             self._failed(ep, exc)
             raise
         except Fatal as exc:
@@ -399,3 +378,21 @@ class FleetClient:
             for ep in self.endpoints:
                 if ep.live and ep.outstanding and now - ep.progress > self.stall:
                     self._drain(ep, f"no answer for {self.stall:g} s with {ep.outstanding} requests outstanding")
+
+
+def format_fleet(fleet: dict[str, Any]) -> str:
+    """One line for the CLI from a run record's ``info["fleet"]``: each server's answers, median
+    latency, failures, moves and drains."""
+    parts = []
+    for row in fleet.get("endpoints") or []:
+        text = f"{row['url']} {row['answered']} answered"
+        latency = row.get("latency_s")
+        if latency:
+            text += f" (p50 {latency['p50'] * 1000:.0f} ms)"
+        extra = [f"{row[k]} {k}" for k in ("failed", "moved") if row.get(k)]
+        if row.get("drained"):
+            extra.append(f"drained {row['drained']}x")
+        if not row.get("live", True):
+            extra.append("drained at the end")
+        parts.append(text + (f", {', '.join(extra)}" if extra else ""))
+    return f"fleet {fleet.get('name')}: " + "; ".join(parts)

@@ -15,7 +15,7 @@ import typer
 
 from biasatlas.backends.base import BackendError, BackendStopped, run_requests
 from biasatlas.backends.http.client import ChatClient, RetryPolicy
-from biasatlas.backends.http.fleet import FleetClient
+from biasatlas.backends.http.fleet import FleetClient, format_fleet
 from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
 from biasatlas.cli.options import build_options
 from biasatlas.records import GenerationSettings, Response
@@ -230,6 +230,20 @@ def test_a_drained_endpoint_comes_back_after_a_health_check(stub: Any, servers: 
     answered_once(steady, back, n=200)
 
 
+def test_a_refused_answer_format_drains_no_endpoint(servers: Any, make_prompts: Any) -> None:
+    """llama-cpp-python answers json_schema with a 500 naming the field: the request's fault, not the server's."""
+    a, b = servers("--response-format", "json_object"), servers("--response-format", "json_object")
+    backend = fleet([a.url, b.url], concurrency=8, fleet_failures=1)  # a single counted failure would drain
+    try:
+        responses = ask(backend, make_prompts, 40)
+        stats = backend.run_stats()
+    finally:
+        backend.close()
+    assert all(r.ok for r in responses)
+    assert all(row["drained"] == 0 and row["live"] for row in stats["fleet"]["endpoints"]), stats["fleet"]
+    assert stats["structured"]["structured"] == 40
+
+
 def test_every_endpoint_drained_and_none_back_stops_the_run(stub: Any, make_prompts: Any) -> None:
     gone = [stub.start_stub_thread() for _ in range(2)]
     for server in gone:
@@ -310,3 +324,13 @@ def test_cli_bad_fleet_input_is_one_line_without_credentials(given: dict[str, An
     with pytest.raises(typer.BadParameter) as err:
         build_options(values(**given))
     assert str(err.value).startswith(words) and "\n" not in str(err.value) and "hunter2" not in str(err.value)
+
+
+def test_format_fleet_one_line() -> None:
+    fleet_info = {"name": "gpu", "endpoints": [
+        {"url": "http://a:1/v1", "answered": 282, "failed": 0, "moved": 0, "drained": 0, "live": True,
+         "latency_s": {"mean": 0.036, "p50": 0.0349, "p95": 0.043}},
+        {"url": "http://b:1/v1", "answered": 36, "failed": 4, "moved": 2, "drained": 1, "live": False,
+         "latency_s": None}]}
+    assert format_fleet(fleet_info) == ("fleet gpu: http://a:1/v1 282 answered (p50 35 ms); http://b:1/v1 36 answered, "
+                                        "4 failed, 2 moved, drained 1x, drained at the end")
