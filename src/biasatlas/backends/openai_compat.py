@@ -128,21 +128,7 @@ class OpenAIBackend:
         async def make_fleet() -> FleetClient:
             from biasatlas.backends.http.fleet import FleetClient
 
-            return FleetClient(
-                str(self.fleet),
-                self.servers,
-                headers,
-                model=model,
-                timeout=opts.timeout,
-                connect_timeout=opts.connect_timeout,
-                policy=RetryPolicy(opts.max_retries, opts.backoff_initial, opts.backoff_max, opts.retry_after_max),
-                rpm=opts.rpm,
-                tpm=opts.tpm,
-                breaker=self.breaker,
-                failures=opts.fleet_failures,
-                stall=opts.fleet_stall,
-                health_every=opts.fleet_health_every,
-            )
+            return FleetClient(str(self.fleet), self.servers, headers, model=model, options=opts, breaker=self.breaker)
 
         self._client: ChatClient | FleetClient
         if self.fleet is not None:
@@ -203,10 +189,7 @@ class OpenAIBackend:
         if structured:
             out["structured"] = structured
         if self.fleet is not None:  # per server: requests, answered, failed, moved, drain episodes, latency
-            out["fleet"] = fleet = cast("FleetClient", self._client).run_stats()
-            for row in fleet["endpoints"]:  # a reason may quote a server's error text, which may echo the key
-                if row.get("drained_because"):
-                    row["drained_because"] = self._scrub(row["drained_because"])
+            out["fleet"] = cast("FleetClient", self._client).run_stats(self._scrub)
         return out
 
     def describe(self) -> dict[str, Any]:
@@ -214,17 +197,7 @@ class OpenAIBackend:
         o = self.options
         fleet: dict[str, Any] = {}
         if self.fleet is not None:  # the name is the identity; the servers (no credentials) are stated
-            client = cast("FleetClient", self._client)
-            fleet = {
-                "base_url": None,
-                "endpoint": None,
-                "fleet": self.fleet,
-                "endpoints": [{"url": ep.url, "endpoint": endpoint(ep.client.base_url), "concurrency": ep.concurrency,
-                               **({"setup": self._scrub(ep.setup)} if ep.setup else {})} for ep in client.endpoints],
-                "fleet_failures": o.fleet_failures,
-                "fleet_stall": o.fleet_stall,
-                "fleet_health_every": o.fleet_health_every,
-            }
+            fleet = {"base_url": None, "endpoint": None, **cast("FleetClient", self._client).describe(self._scrub)}
         return {
             "backend": "openai",
             "model": self.model,

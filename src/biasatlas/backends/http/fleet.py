@@ -21,7 +21,7 @@ import json
 import random
 import time
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +31,12 @@ import yarl
 from biasatlas.backends.base import BackendError
 from biasatlas.backends.http.breaker import error_class
 from biasatlas.backends.http.client import ChatClient, Fatal, Retryable, RetryPolicy
+from biasatlas.backends.http.identity import endpoint
 from biasatlas.backends.http.setup import check_server, safe_url
 
 if TYPE_CHECKING:
     from biasatlas.backends.http.breaker import Breaker
+    from biasatlas.backends.http.options import OpenAIOptions
 
 #: failure classes that count towards draining an endpoint (a 4xx is the request's fault, a 429 a busy server)
 DRAINING = frozenset({"connection", "server", "timeout"})
@@ -96,24 +98,20 @@ class FleetClient:
 
     def __init__(
         self, name: str, endpoints: Sequence[tuple[str, int]], headers: dict[str, str], *, model: str,
-        timeout: float, connect_timeout: float, policy: RetryPolicy, rpm: float | None = None,
-        tpm: float | None = None, breaker: Breaker | None = None, failures: int = 3, stall: float = 60.0,
-        health_every: float = 5.0,
+        options: OpenAIOptions, breaker: Breaker | None = None,
     ) -> None:
-        """``endpoints``: (base URL, concurrency) of each server; rate limits (rpm, tpm) apply to each."""
+        """``endpoints``: (base URL, concurrency) of each server; ``options``: timeouts, retries, the
+        fleet settings, and rate limits (``rpm``, ``tpm``), which apply to each server."""
         if not endpoints:
             raise BackendError(f"fleet {name!r} has no endpoint")
-        self.name = name
-        self.model = model
-        self.policy = policy
-        self.breaker = breaker
-        self.max_failures = failures
-        self.stall = stall
-        self.health_every = health_every
-        self.check_timeout = min(timeout, 30.0)
+        o = options
+        self.name, self.model, self.breaker = name, model, breaker
+        self.policy = RetryPolicy(o.max_retries, o.backoff_initial, o.backoff_max, o.retry_after_max)
+        self.max_failures, self.stall, self.health_every = o.fleet_failures, o.fleet_stall, o.fleet_health_every
+        self.check_timeout = min(o.timeout, 30.0)
         self.endpoints = [
-            Endpoint(i, ChatClient(url, headers, concurrency=n, timeout=timeout, connect_timeout=connect_timeout,
-                                   policy=policy, rpm=rpm, tpm=tpm, breaker=None), n)
+            Endpoint(i, ChatClient(url, headers, concurrency=n, timeout=o.timeout, connect_timeout=o.connect_timeout,
+                                   policy=self.policy, rpm=o.rpm, tpm=o.tpm), n)
             for i, (url, n) in enumerate(endpoints)
         ]
         self.base_url = self.endpoints[0].client.base_url  # what setup messages name before a fleet line
@@ -164,14 +162,22 @@ class FleetClient:
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*(ep.client.close() for ep in self.endpoints), return_exceptions=True)
 
-    def run_stats(self) -> dict[str, Any]:
+    def describe(self, scrub: Callable[[str], str]) -> dict[str, Any]:
+        """The fleet for a run's config: its name, servers (no credentials) and settings; ``scrub``
+        cleans a setup error (a server's text may echo the key)."""
+        servers = [{"url": ep.url, "endpoint": endpoint(ep.client.base_url), "concurrency": ep.concurrency,
+                    **({"setup": scrub(ep.setup)} if ep.setup else {})} for ep in self.endpoints]
+        return {"fleet": self.name, "endpoints": servers, "fleet_failures": self.max_failures,
+                "fleet_stall": self.stall, "fleet_health_every": self.health_every}
+
+    def run_stats(self, scrub: Callable[[str], str]) -> dict[str, Any]:
         """Per-endpoint counts and latencies since the last call, and which endpoints are drained now."""
         rows = []
         for ep in self.endpoints:
             stats, ep.stats = ep.stats, EndpointStats()
             row = {"url": ep.url, "concurrency": ep.concurrency, **stats.as_dict(), "live": ep.live}
             if ep.reason:
-                row["drained_because"] = ep.reason
+                row["drained_because"] = scrub(ep.reason)
             rows.append(row)
         return {"name": self.name, "endpoints": rows}
 

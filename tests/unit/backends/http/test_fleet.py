@@ -14,7 +14,7 @@ import pytest
 import typer
 
 from biasatlas.backends.base import BackendError, BackendStopped, run_requests
-from biasatlas.backends.http.client import ChatClient, RetryPolicy
+from biasatlas.backends.http.client import ChatClient
 from biasatlas.backends.http.fleet import FleetClient, format_fleet
 from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
 from biasatlas.cli.options import build_options
@@ -92,7 +92,7 @@ def test_pick_fewest_outstanding_for_its_concurrency_ties_take_turns() -> None:
 
     async def make() -> FleetClient:
         urls = [("http://127.0.0.1:9/v1", 4), ("http://127.0.0.1:10/v1", 2), ("http://127.0.0.1:11/v1", 8)]
-        return FleetClient("f", urls, {}, model="m", timeout=1, connect_timeout=1, policy=RetryPolicy())
+        return FleetClient("f", urls, {}, model="m", options=OpenAIOptions(timeout=1, connect_timeout=1))
 
     client = loop.run_until_complete(make())
     try:
