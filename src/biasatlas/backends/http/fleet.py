@@ -391,14 +391,9 @@ def format_fleet(fleet: dict[str, Any]) -> str:
     latency, failures, moves and drains."""
     parts = []
     for row in fleet.get("endpoints") or []:
-        text = f"{row['url']} {row['answered']} answered"
-        latency = row.get("latency_s")
-        if latency:
-            text += f" (p50 {latency['p50'] * 1000:.0f} ms)"
+        latency = f" (p50 {row['latency_s']['p50'] * 1000:.0f} ms)" if row.get("latency_s") else ""
         extra = [f"{row[k]} {k}" for k in ("failed", "moved") if row.get(k)]
-        if row.get("drained"):
-            extra.append(f"drained {row['drained']}x")
-        if not row.get("live", True):
-            extra.append("drained at the end")
-        parts.append(text + (f", {', '.join(extra)}" if extra else ""))
+        extra += [f"drained {row['drained']}x"] if row.get("drained") else []
+        extra += [] if row.get("live", True) else ["drained at the end"]
+        parts.append(f"{row['url']} {row['answered']} answered{latency}" + (f", {', '.join(extra)}" if extra else ""))
     return f"fleet {fleet.get('name')}: " + "; ".join(parts)
