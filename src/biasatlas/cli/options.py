@@ -100,7 +100,9 @@ SHARED: dict[str, tuple[Any, Any]] = {
         "OPENAI_API_KEY",
     ),
     "concurrency": (
-        Annotated[int | None, typer.Option("--concurrency", help="Concurrent HTTP requests (of each server, in a fleet).")],
+        Annotated[
+            int | None, typer.Option("--concurrency", help="Concurrent HTTP requests (of each server, in a fleet).")
+        ],
         None,
     ),
     "http": (
