@@ -174,6 +174,10 @@ def print_totals(totals: RunTotals) -> None:
         from biasatlas.backends.http.usage import format_stats
 
         console.print(f"http: {format_stats(totals.info['http'])}")
+    if totals.info.get("fleet"):
+        from biasatlas.backends.http.fleet import format_fleet
+
+        console.print(format_fleet(totals.info["fleet"]))
     if totals.info.get("choice_fallback"):
         console.print(f"[yellow]note[/]: {totals.info['choice_fallback']}")
 

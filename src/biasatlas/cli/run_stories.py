@@ -107,7 +107,7 @@ def run_stories(
 
 # ---- stories judge: the backend options of every run, one backend per --judge --------------
 
-JUDGE_BACKEND_OPTIONS = ("base_url", "api_key_env", "concurrency", "http", "adapter", "batch_size", "dtype")
+JUDGE_BACKEND_OPTIONS = ("base_url", "fleet", "api_key_env", "concurrency", "http", "adapter", "batch_size", "dtype")
 
 
 def _judge_backend(func: Callable[..., Any]) -> Callable[..., Any]:

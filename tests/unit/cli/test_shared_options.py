@@ -89,3 +89,17 @@ def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.stdout.strip() == f"biasatlas {__version__}"
+
+
+def test_stories_judge_takes_a_fleet(tmp_path) -> None:
+    """`stories judge` asks for the fleet name with several --base-url, so it must take --fleet."""
+    from biasatlas.store import Store
+
+    study = tmp_path / "s"
+    Store(study).close()
+    urls = ["--base-url", "http://127.0.0.1:9/v1", "--base-url", "http://127.0.0.1:10/v1"]
+    result = runner.invoke(app, ["stories", "judge", "--study", str(study), *urls])
+    assert result.exit_code == 2 and "--fleet" in result.output, result.output
+    result = runner.invoke(app, ["stories", "judge", "--study", str(study), *urls, "--fleet", "pool"])
+    assert result.exit_code == 2, result.output
+    assert "no such option" not in result.output.lower() and "extracted story profiles" in result.output
