@@ -113,6 +113,25 @@ def test_export_records_the_plan_and_skips_what_the_study_holds(tmp_path: Path) 
     assert len(again) == 20 and not {x["custom_id"] for x in lines[:10]} & {x["custom_id"] for x in again}
 
 
+def test_export_after_a_partial_import_completes_when_its_answers_come(tmp_path: Path) -> None:
+    # docs/scale.md: an expired batch's output is imported, the plan exported again (only what is
+    # missing), and the new files' answers imported: then no run of the plan is left unfinished.
+    from biasatlas.cli.pending import unfinished_runs
+
+    study = tmp_path / "s"
+    lines = _contact(study, tmp_path / "a")
+    import_batch(study, [_write(tmp_path / "o1.jsonl", [_answer(line) for line in lines[:10]])])
+    again = _contact(study, tmp_path / "b")
+    result = import_batch(study, [_write(tmp_path / "o2.jsonl", [_answer(line) for line in again])])
+    assert result.answers == 20 and sorted(result.runs) == [1, 2]
+    with Store(study) as store:
+        statuses = dict(store.conn.execute("SELECT run_id, status FROM runs").fetchall())
+        newest = store.last_run("contact")
+        assert unfinished_runs(store) == []
+    assert statuses == {1: "complete", 2: "complete"}
+    assert newest is not None and newest["totals"]["pending"] == 0 and newest["totals"]["new"] == 20
+
+
 # ---- import ------------------------------------------------------------------------------------
 def test_import_stores_every_answer_once_and_twice_stores_nothing(tmp_path: Path) -> None:
     study = tmp_path / "s"

@@ -49,10 +49,13 @@ class ImportResult:
 
 
 class _Known:
-    """The requests of the study's batch export runs, by cache key."""
+    """The requests of the study's batch export runs, by cache key, and every export run that planned each."""
 
     def __init__(self, store: Store) -> None:
         self.requests: dict[str, tuple[int, Request, BatchBackend]] = {}
+        # A plan exported again after a partial import is a second run holding the same keys: an
+        # answer completes both.
+        self.runs: dict[str, list[int]] = {}
         rows = store.conn.execute("SELECT run_id, backend_id, config_json FROM runs ORDER BY run_id").fetchall()
         for run_id, backend_id, config_json in rows:
             config = json.loads(config_json or "{}")
@@ -70,6 +73,7 @@ class _Known:
             )
             for key, sample, probe, language, messages, options, meta in items:
                 if key in self.requests:
+                    self.runs[key].append(run_id)
                     continue
                 prompt = Prompt(probe=probe, language=language,
                                 messages=tuple(Message(**m) for m in json.loads(messages)),
@@ -77,6 +81,7 @@ class _Known:
                 request = Request(prompt=prompt, settings=settings, sample_index=sample)
                 if request.cache_key(backend.id) == key:
                     self.requests[key] = (run_id, request, backend)
+                    self.runs[key] = [run_id]
 
 
 def _backend(described: dict[str, Any], config: dict[str, Any]) -> BatchBackend:
@@ -140,7 +145,7 @@ def import_batch(study: str | Path, files: Iterable[Path]) -> ImportResult:
                 else:
                     result.already += 1
                 continue
-            run_id, request, backend = known.requests[key]
+            _, request, backend = known.requests[key]
             if line.error is not None:
                 response = Response(key=key, backend_id=backend.id, error=line.error)
             else:
@@ -157,7 +162,7 @@ def import_batch(study: str | Path, files: Iterable[Path]) -> ImportResult:
                 errors_held.add(held)
                 result.errors += 1
             batch.append((response, request))
-            touched.add(run_id)
+            touched.update(known.runs[key])
             if len(batch) >= SAVE_EVERY:
                 store.save_many(batch)
                 batch = []
