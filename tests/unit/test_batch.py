@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
 from biasatlas.batch import BatchBackend, export_batch, import_batch
-from biasatlas.batch.formats import write_parts
+from biasatlas.batch.formats import BadLine, read_output, write_parts
 from biasatlas.cli.main import app
 from biasatlas.probes import load_probe
 from biasatlas.records import GenerationSettings, Message, Prompt, Request
@@ -196,6 +196,20 @@ def test_bad_input_unknown_ids_truncated_line_errors_and_duplicates(tmp_path: Pa
     assert _statuses(study) == {"answered": 30}
     with Store(study) as store:
         assert store.error_count() == 3
+
+
+def test_a_file_cut_inside_a_utf8_character_is_a_truncated_line(tmp_path: Path) -> None:
+    # vLLM and OpenAI write answers as UTF-8 (not ASCII escapes): a download that stops inside a
+    # character is still a truncated line, not a file of another encoding.
+    whole = json.dumps({"custom_id": "k", "response": {"status_code": 200, "body": {"text": "Gänseblümchen"}}},
+                       ensure_ascii=False).encode()
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(whole + b"\n" + whole[: whole.index("ü".encode()) + 1])
+    lines = list(read_output(path))
+    assert len(lines) == 2 and not isinstance(lines[0], BadLine) and lines[0].custom_id == "k"
+    assert isinstance(lines[1], BadLine) and str(lines[1]).startswith(f"{path}:2: truncated line")
+    path.write_bytes(b"\xff\xfe{}\n")  # not UTF-8 at all, and whole
+    assert [str(x) for x in read_output(path)] == [f"{path}:1: not UTF-8"]
 
 
 def test_choice_answers_read_as_the_live_backend_reads_them(tmp_path: Path) -> None:

@@ -80,7 +80,9 @@ def read_output(path: Path) -> Iterator[OutputLine | BadLine]:
 def parse_line(path: Path, number: int, raw: bytes) -> OutputLine | BadLine:
     try:
         record = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as exc:
+        if not raw.endswith(b"\n") and exc.end == len(raw):  # cut inside a character (answers are UTF-8)
+            return BadLine(path, number, "truncated line (ends inside a UTF-8 character)")
         return BadLine(path, number, "not UTF-8")
     except json.JSONDecodeError as exc:
         truncated = not raw.endswith(b"\n")
