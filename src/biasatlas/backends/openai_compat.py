@@ -24,7 +24,6 @@ request has a total ``deadline``; failed attempts are counted by class in the ru
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import time
@@ -35,7 +34,7 @@ from urllib.parse import urlsplit
 
 from biasatlas.backends.base import BackendError, BackendStopped
 from biasatlas.backends.http.breaker import Breaker, Stopped
-from biasatlas.backends.http.bridge import make_runner, stream
+from biasatlas.backends.http.bridge import Deadlines, make_runner, stream
 from biasatlas.backends.http.choosing import ChoiceScorer
 from biasatlas.backends.http.client import AttemptError, ChatClient, Fatal, RetryPolicy
 from biasatlas.backends.http.identity import backend_id, endpoint, fleet_id
@@ -323,8 +322,11 @@ class OpenAIBackend:
         started = time.perf_counter()
         self.stats.requests += 1
         cause = None
+        deadlines = self.__dict__.get("_deadlines")  # one shared timer per slice of time (see Deadlines)
+        if deadlines is None or deadlines.seconds != self.deadline:
+            deadlines = self._deadlines = Deadlines(self.deadline)
         try:
-            async with asyncio.timeout(self.deadline):
+            async with deadlines.limit():
                 fields = await self._ask(request, retries, choice)
         except Stopped:
             self.stats.requests -= 1
@@ -347,8 +349,8 @@ class OpenAIBackend:
             self.breaker.request_done(False, "malformed" if cause == "internal" else cause, fields["error"])
         else:
             self.breaker.request_done(True)
-        self.stats.retries.update(retries)
         if retries:
+            self.stats.retries.update(retries)
             fields["info"] = {**fields.get("info", {}), "retries": dict(retries)}
         if "error" in fields:
             self.stats.failed += 1

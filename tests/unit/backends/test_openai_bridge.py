@@ -92,3 +92,104 @@ def test_auto_picks_a_thread_inside_a_running_loop() -> None:
     r2 = make_runner("auto")
     assert isinstance(r2, InlineLoop)
     r2.stop()
+
+
+# ---- garbage collection while streaming ---------------------------------------------------------
+def test_quiet_gc_raises_the_young_threshold_and_freezes_then_restores(runner: InlineLoop | LoopThread) -> None:
+    import gc
+
+    from biasatlas.backends.http.bridge import GC_YOUNG_THRESHOLD
+
+    before, frozen_before = gc.get_threshold(), gc.get_freeze_count()
+    seen: list[tuple[tuple[int, int, int], int]] = []
+
+    async def handle(i: int) -> int:
+        return i
+
+    for _ in stream(runner, range(3), handle, concurrency=2):
+        seen.append((gc.get_threshold(), gc.get_freeze_count()))
+    assert seen and all(t[0] == max(before[0], GC_YOUNG_THRESHOLD) and f > frozen_before for t, f in seen)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen_before
+    # closed early, or nested in another: restored once the outermost ends
+    outer = stream(runner, range(5), handle, concurrency=2)
+    next(outer)
+    assert list(stream(runner, range(3), handle, concurrency=2)) and gc.get_threshold()[0] >= GC_YOUNG_THRESHOLD
+    outer.close()
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen_before
+
+
+def test_quiet_gc_leaves_someone_elses_frozen_objects_frozen() -> None:
+    import gc
+
+    from biasatlas.backends.http.bridge import quiet_gc
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with quiet_gc():
+            pass
+        assert gc.get_freeze_count() > frozen - 100  # not unfrozen (a few frozen objects may be freed)
+    finally:
+        gc.unfreeze()
+
+
+# ---- request deadlines ----------------------------------------------------------------------------
+def test_deadlines_time_out_a_slow_request_and_only_it() -> None:
+    from biasatlas.backends.http.bridge import Deadlines
+
+    async def main() -> list[str]:
+        deadlines = Deadlines(0.2)
+
+        async def one(delay: float) -> str:
+            try:
+                async with deadlines.limit():
+                    await asyncio.sleep(delay)
+                return "ok"
+            except TimeoutError:
+                return "timeout"
+
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        out = await asyncio.gather(one(0.01), one(5), one(0.05), one(5))
+        assert 0.2 <= loop.time() - started < 0.2 + deadlines.slack + 0.5
+        assert not deadlines._slices  # nothing left behind
+        return out
+
+    assert asyncio.run(main()) == ["ok", "timeout", "ok", "timeout"]
+
+
+def test_deadlines_pass_on_a_cancellation_that_is_not_theirs() -> None:
+    from biasatlas.backends.http.bridge import Deadlines
+
+    async def main() -> None:
+        deadlines = Deadlines(10)
+
+        async def slow() -> None:
+            async with deadlines.limit():
+                await asyncio.sleep(5)
+
+        task = asyncio.create_task(slow())
+        await asyncio.sleep(0.01)
+        task.cancel()  # the stream closing, Ctrl-C: not a timeout
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not any(deadlines._slices.values())
+
+    asyncio.run(main())
+
+
+def test_a_deadline_met_before_the_cancellation_lands_is_still_a_timeout_only_inside() -> None:
+    """A request that catches its own cancellation and carries on outlives the block, not the task."""
+    from biasatlas.backends.http.bridge import Deadlines
+
+    async def main() -> str:
+        deadlines = Deadlines(0.05)
+        try:
+            async with deadlines.limit():
+                await asyncio.sleep(1)
+        except TimeoutError:
+            pass
+        await asyncio.sleep(0.01)  # the task is not cancelled any more
+        return "went on"
+
+    assert asyncio.run(main()) == "went on"

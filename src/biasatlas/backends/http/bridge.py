@@ -21,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import gc
+import math
 import queue
 import threading
 from collections import deque
@@ -31,6 +33,103 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _DONE = object()
+
+#: The collector's first-generation threshold while a run streams (CPython's default is 700).
+GC_YOUNG_THRESHOLD = 20_000
+_gc_depth = [0]
+_gc_saved: list[Any] = []  # (threshold, whether quiet_gc froze) while inside
+_gc_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def quiet_gc() -> Iterator[None]:
+    """Fewer and cheaper garbage collections while requests stream; restored on exit.
+
+    Thousands of answers a second allocate enough to trigger a young collection every few dozen
+    answers, and full collections rescan every object the process holds (the CLI's imports: some
+    170,000), measured at 10-15 % of the client's CPU at concurrency 128. Inside, the objects alive
+    on entry are frozen (``gc.freeze``: no collection scans them; not when someone else froze
+    some already) and the young threshold is raised; cyclic garbage is still collected, in larger
+    batches. Nested and concurrent uses share one setting; the last to leave restores it.
+    """
+    with _gc_lock:
+        _gc_depth[0] += 1
+        if _gc_depth[0] == 1:
+            _gc_saved[:] = [gc.get_threshold(), gc.get_freeze_count() == 0]
+            if _gc_saved[1]:
+                gc.freeze()
+            young, *older = gc.get_threshold()
+            gc.set_threshold(max(young, GC_YOUNG_THRESHOLD), *older)
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth[0] -= 1
+            if _gc_depth[0] == 0:
+                threshold, froze = _gc_saved
+                gc.set_threshold(*threshold)
+                if froze:
+                    gc.unfreeze()
+
+
+class Deadlines:
+    """Per-request deadlines with one timer per slice of time, not one per request.
+
+    ``async with deadlines.limit():`` is ``asyncio.timeout(seconds)`` (a block that runs past its
+    deadline is cancelled and raises TimeoutError; any other cancellation passes through), but
+    the blocks whose deadlines fall in the same ``slack``-second slice share one timer: a timer
+    per request (a handle, a heap entry, its cancellation) cost ~10 µs, 3 % of a request's client
+    CPU at 2,500 requests a second. A deadline is met up to ``slack`` late (a 50th of it, at most 1 s).
+    Used on one event loop only.
+    """
+
+    def __init__(self, seconds: float, slack: float | None = None) -> None:
+        self.seconds = seconds
+        self.slack = slack if slack is not None else min(1.0, seconds / 50)
+        self._slices: dict[int, set[_Limit]] = {}
+
+    def limit(self) -> _Limit:
+        return _Limit(self)
+
+    def _enter(self, limit: _Limit, loop: asyncio.AbstractEventLoop) -> int:
+        index = math.ceil((loop.time() + self.seconds) / self.slack)
+        found = self._slices.get(index)
+        if found is None:
+            found = self._slices[index] = set()
+            loop.call_at(index * self.slack, self._expire, index)
+        found.add(limit)
+        return index
+
+    def _expire(self, index: int) -> None:
+        for limit in self._slices.pop(index, ()):
+            limit.expired = True
+            limit.task.cancel()
+
+
+class _Limit:
+    """One block under a :class:`Deadlines` (as ``asyncio.Timeout``, its cancellation bookkeeping included)."""
+
+    __slots__ = ("cancelling", "deadlines", "expired", "index", "task")
+
+    def __init__(self, deadlines: Deadlines) -> None:
+        self.deadlines = deadlines
+        self.expired = False
+
+    async def __aenter__(self) -> None:
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("Deadlines.limit() must be used inside a task")
+        self.task = task
+        self.cancelling = task.cancelling()
+        self.index = self.deadlines._enter(self, asyncio.get_running_loop())
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        found = self.deadlines._slices.get(self.index)
+        if found is not None:
+            found.discard(self)
+        # As asyncio.Timeout: our cancellation becomes TimeoutError unless someone else cancelled too.
+        if self.expired and self.task.uncancel() <= self.cancelling and exc_type is asyncio.CancelledError:
+            raise TimeoutError from exc
 
 
 class InlineLoop:
@@ -115,8 +214,17 @@ def stream(
     """
     slots = concurrency + (concurrency if buffer is None else buffer)
     if isinstance(runner, InlineLoop):
-        return _stream_inline(runner, items, handle, concurrency, slots)
-    return _stream_thread(runner, items, handle, concurrency, slots)
+        results = _stream_inline(runner, items, handle, concurrency, slots)
+    else:
+        results = _stream_thread(runner, items, handle, concurrency, slots)
+    return _quietly(results)
+
+
+def _quietly(results: Iterator[R]) -> Iterator[R]:
+    """``results`` with :func:`quiet_gc` from the first result asked to the last (closing this
+    closes ``results``: ``yield from`` passes it on)."""
+    with quiet_gc():
+        yield from results
 
 
 def _stream_inline(

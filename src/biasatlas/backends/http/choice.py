@@ -42,19 +42,30 @@ def ambiguity(options: tuple[str, ...]) -> str | None:
     return None
 
 
-_TOKEN_CACHE: dict[tuple[tuple[str, ...], str], str | None] = {}
+# option set -> token -> option: the same few tokens come back for every prompt, so remember them
+_TOKEN_CACHE: dict[tuple[str, ...], dict[str, str | None]] = {}
+_TOKEN_CACHE_MAX = 100_000  # tokens remembered, over all option sets
+_cached_tokens = [0]
 
 
 def option_for_token(token: str, options: tuple[str, ...]) -> str | None:
     """The option a first token stands for: an exact match, else the only option it is a prefix of."""
-    key = (options, token)
-    try:
-        return _TOKEN_CACHE[key]
-    except KeyError:
-        pass
+    known = _token_map(options)
+    return known[token] if token in known else _remember(token, options)
+
+
+def _token_map(options: tuple[str, ...]) -> dict[str, str | None]:
+    found = _TOKEN_CACHE.get(options)
+    if found is None:
+        found = _TOKEN_CACHE[options] = {}
+    return found
+
+
+def _remember(token: str, options: tuple[str, ...]) -> str | None:
     option = _option_for_token(token, options)
-    if len(_TOKEN_CACHE) < 100_000:  # the same few tokens come back for every prompt: remember them
-        _TOKEN_CACHE[key] = option
+    if _cached_tokens[0] < _TOKEN_CACHE_MAX:
+        _token_map(options)[token] = option
+        _cached_tokens[0] += 1
     return option
 
 
@@ -102,8 +113,9 @@ def score_options(pairs: list[tuple[str, float]], options: tuple[str, ...]) -> C
     """Option probabilities from the first token's top log-probabilities; None if no option appears."""
     raw: dict[str, float] = dict.fromkeys(options, 0.0)
     seen: set[str] = set()
+    known = _token_map(options)  # what option_for_token does, one dict lookup per token on the hot path
     for token, logprob in pairs:
-        option = option_for_token(token, options)
+        option = known[token] if token in known else _remember(token, options)
         if option is not None and math.isfinite(logprob):
             raw[option] += math.exp(logprob)
             seen.add(option)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
+import orjson
 import yarl
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
@@ -27,6 +28,25 @@ if TYPE_CHECKING:
     from biasatlas.backends.http.breaker import Breaker
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+# json.dumps(body, ensure_ascii=False) byte for byte, without building an encoder per request
+_BODY_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """A request body as POSTed: ``json.dumps(body, ensure_ascii=False)`` in UTF-8."""
+    return _BODY_ENCODER.encode(body).encode("utf-8")
+
+
+def parse_json(body: bytes) -> Any:
+    """``json.loads(body)``, the same value, by orjson (3x faster on an answer) where it can.
+
+    orjson refuses what the standard module takes (NaN, integers past 64 bits, UTF-16 text...):
+    those go to ``json.loads``, so what is accepted and what it parses to do not change.
+    """
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body)
 
 
 class AttemptError(Exception):
@@ -193,7 +213,7 @@ class ChatClient:
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
             raise Retryable("connection", f"{type(exc).__name__}: {exc}"[:300]) from exc
         try:
-            data = json.loads(body)
+            data = parse_json(body)
         except ValueError as exc:
             raise Retryable("malformed_json", f"the answer is not JSON: {body[:80]!r}") from exc
         if not isinstance(data, dict):
@@ -236,7 +256,7 @@ class ChatClient:
         answers a request field it does not know with a 500). Every attempt is shown to the
         breaker, which may stop the request (:class:`.breaker.Stopped`) before an attempt or a wait.
         """
-        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        payload = encode_body(body)
         call = (url, choices, fatal_words)
         # The first attempt runs outside tenacity: its per-attempt bookkeeping costs more than the
         # POST itself at thousands of requests a second, and most requests succeed at once.
