@@ -1,0 +1,47 @@
+"""The HTTP client's JSON: request bodies byte for byte as json.dumps, answers parsed as json.loads."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from biasatlas.backends.http.client import encode_body, parse_json
+
+
+@pytest.mark.parametrize("body", [
+    {"model": "m", "messages": [{"role": "user", "content": "Ça va? 🙂 \u0007 \n \"quoted\" </script>"}],
+     "max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": 20},
+    {"model": "m", "temperature": 0.7, "top_p": 1e-05, "seed": 2**40, "stop": None,
+     "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": {"enum": ["Oui", "日本"]}}}},
+])
+def test_request_bodies_are_the_bytes_json_dumps_gives(body: dict[str, Any]) -> None:
+    assert encode_body(body) == json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"choices": [{"logprobs": {"content": [{"token": "Yes", "logprob": -0.4620981203732969}]}}], "n": 3}',
+    b'{"a": 1.0, "b": -0, "c": 1e-7, "d": "\\u00e9\\ud83d\\ude42", "e": [true, false, null], "a": 2}',
+    b'{"big": 123456789012345678901234567890, "neg": -99999999999999999999}',  # past 64 bits
+    b'{"x": NaN, "y": Infinity, "z": -Infinity, "w": 1e400}',  # the standard module's extensions
+    b'{"edge": -9223372036854775809, "u64": 18446744073709551615, "f": 0.46209812037329690123}',
+    b'{"t": "\\ud83d alone", "digits": "1234567890123456789012"}',  # a lone surrogate; digits in a string
+    '{"text": "UTF-16 with a BOM"}'.encode("utf-16"),
+])
+def test_answers_parse_to_what_json_loads_gives(raw: bytes) -> None:
+    got, want = parse_json(raw), json.loads(raw)
+    assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+    assert [type(v) for v in got.values()] == [type(v) for v in want.values()]
+    assert got.get("big") == want.get("big") and got.get("edge") == want.get("edge")
+    if "x" in want:
+        assert math.isnan(got["x"]) and got["y"] == got["w"] == math.inf
+
+
+@pytest.mark.parametrize("raw", [b"", b"<html>", b'{"a": 1', b"\xff\xfe\x00garbage"])
+def test_what_json_loads_refuses_is_refused(raw: bytes) -> None:
+    with pytest.raises(ValueError):
+        json.loads(raw)
+    with pytest.raises(ValueError):
+        parse_json(raw)
