@@ -11,6 +11,7 @@ capped, and a :class:`.breaker.Breaker` that may stop the run before an attempt 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import random
@@ -25,10 +26,13 @@ import orjson
 import yarl
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
+from biasatlas.backends.http.bridge import Deadlines
+
 if TYPE_CHECKING:
     from biasatlas.backends.http.breaker import Breaker
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+_NO_LIMIT = contextlib.nullcontext()
 # json.dumps(body, ensure_ascii=False) byte for byte, without building an encoder per request
 _BODY_ENCODER = json.JSONEncoder(ensure_ascii=False)
 
@@ -164,6 +168,8 @@ class ChatClient:
         self._urls: dict[tuple[str, bool], yarl.URL] = {}
         self.headers = {"Content-Type": "application/json", "Accept": "application/json", **headers}
         self.timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
+        self._limits = Deadlines(timeout)  # each attempt's total time (see attempt)
+        self._untimed = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout)
         self.policy = policy
         self.limiter = _Limiter(rpm, tpm) if (rpm or tpm) else None
         self.breaker = breaker
@@ -206,8 +212,12 @@ class ChatClient:
 
         ``choices``: the answer must hold a non-empty ``choices`` list (completions do).
         """
+        # The attempt's time limit: a timer shared by the attempts that end in the same slice of time
+        # (Deadlines), not aiohttp's timer and timer context per request; a timeout given is aiohttp's.
+        limit = self._limits.limit() if timeout is None else _NO_LIMIT
         try:
-            async with self.session.post(url or self.chat_url, data=payload, timeout=timeout or self.timeout) as resp:
+            async with limit, self.session.post(url or self.chat_url, data=payload,
+                                                timeout=timeout or self._untimed) as resp:
                 body = await resp.read()
                 status = resp.status
                 if status != 200:

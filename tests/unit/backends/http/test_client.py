@@ -45,3 +45,27 @@ def test_what_json_loads_refuses_is_refused(raw: bytes) -> None:
         json.loads(raw)
     with pytest.raises(ValueError):
         parse_json(raw)
+
+
+def test_an_attempt_times_out_after_the_client_timeout(stub: Any) -> None:
+    """The attempt's limit is a shared timer (bridge.Deadlines), not aiohttp's: it still holds, about on time."""
+    import asyncio
+    import time
+
+    from biasatlas.backends.http.client import ChatClient, Retryable, RetryPolicy
+
+    async def main() -> tuple[list[Any], float]:
+        client = ChatClient(server.url, {}, concurrency=4, timeout=0.4, connect_timeout=5, policy=RetryPolicy())
+        started = time.monotonic()
+        try:
+            body = encode_body({"model": "m", "messages": [{"role": "user", "content": "x"}]})
+            attempts = asyncio.gather(*(client.attempt(body) for _ in range(3)), return_exceptions=True)
+            out = await asyncio.wait_for(attempts, 5)  # no limit at all: fails here, not hangs
+        finally:
+            await client.close()
+        return out, time.monotonic() - started
+
+    with stub.start_stub_thread("--chat-body", "hang") as server:
+        out, seconds = asyncio.run(main())
+    assert all(isinstance(e, Retryable) and e.cause == "timeout" and "within 0.4 s" in str(e) for e in out), out
+    assert 0.4 <= seconds < 1.5
