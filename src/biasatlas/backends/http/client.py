@@ -15,7 +15,6 @@ import contextlib
 import email.utils
 import json
 import random
-import re
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -42,8 +41,11 @@ def encode_body(body: dict[str, Any]) -> bytes:
     return _BODY_ENCODER.encode(body).encode("utf-8")
 
 
-# 19 digits in a row: maybe an integer past 64 bits, which orjson would read as a float
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# 19 digits in a row: maybe an integer past 64 bits, which orjson would read as a float. Found as
+# a run of 19 ones in the text with digits mapped to 1 and the rest to 0 (a regular expression took
+# 10 µs on an answer's long floats, translate and a substring search take 1).
+_DIGIT_ONES = bytes(1 if 48 <= i <= 57 else 0 for i in range(256))
+_LONG_RUN = b"\x01" * 19
 
 
 def parse_json(body: bytes) -> Any:
@@ -54,7 +56,7 @@ def parse_json(body: bytes) -> Any:
     orjson fails, the second when a run of 19 digits is in the text, so what is accepted and
     what it parses to do not change (tests compare the two).
     """
-    if _LONG_DIGITS.search(body) is None:
+    if _LONG_RUN not in body.translate(_DIGIT_ONES):
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError:
