@@ -12,6 +12,7 @@ time per prompt is given for (1), (3) and (4): it moves less with the neighbours
 
     .venv/bin/python benchmarks/bench_http.py [--delay 0.05] [--levels 1,8,32,128] [--baseline] [--split]
         [--no-cli] [--json OUT]
+    .venv/bin/python benchmarks/bench_http.py --no-network 20000   # the client's CPU per prompt, no server
 
 The stub runs in its own process, as a real server would; on a 2-core machine it shares the cores
 with the client, so the load average (printed) matters: note it with the figures.
@@ -144,6 +145,58 @@ def bench_bare(url: str, concurrency: int, n: int) -> dict[str, Any]:
     return {"seconds": round(wall, 3), "prompts_per_s": round(n / wall, 1), "cpu_us_per_prompt": round(cpu / n * 1e6)}
 
 
+def bench_no_network(n: int, repeats: int = 3) -> dict[str, Any]:
+    """The client's own CPU per prompt without a network: every attempt answers at once with the
+    stub's canned answer (parsed), at concurrency 128. Min over ``repeats``: it moves little with
+    the neighbours' load, unlike the rates. ``backend``: OpenAIBackend drained (its plan built before
+    the clock); ``library``: run_plan into a fresh study (plan, writer thread, store included)."""
+    import math
+
+    from biasatlas.backends.base import run_requests
+    from biasatlas.backends.http import client as http_client
+    from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
+    from biasatlas.records import GenerationSettings
+    from biasatlas.runner import build_requests, run_plan
+    from biasatlas.store import Store
+
+    stub = load_stub()
+    canned = json.dumps({
+        "id": "chatcmpl-canned", "object": "chat.completion", "created": 0, "model": "stub-model",
+        "choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": "Yes"},
+                     "logprobs": {"content": [{"token": "Yes", "logprob": math.log(0.63),
+                                               "top_logprobs": stub._top_logprobs(0.7)}]}}],
+        "usage": {"prompt_tokens": 30, "completion_tokens": 1, "total_tokens": 31},
+    }).encode()  # as the stub's --canned answer
+    parse = getattr(http_client, "parse_json", json.loads)
+
+    async def attempt(self: Any, payload: bytes, timeout: Any = None, url: Any = None, choices: bool = True) -> Any:
+        return parse(canned)
+
+    original = http_client.ChatClient.attempt
+    http_client.ChatClient.attempt = attempt  # type: ignore[method-assign]
+    prompts = bench_prompts(n)
+    settings = GenerationSettings(mode="choice")
+    options = OpenAIOptions(base_url="http://127.0.0.1:9/v1", concurrency=128, check=False)
+    out: dict[str, list[float]] = {"backend": [], "library": []}
+    try:
+        for _ in range(repeats):
+            backend = OpenAIBackend("stub-model", options)
+            requests = build_requests(prompts, settings)
+            cpu = time.process_time()
+            assert sum(1 for r in run_requests(backend, requests) if r.ok) == n
+            out["backend"].append((time.process_time() - cpu) / n * 1e6)
+            backend.close()
+            backend = OpenAIBackend("stub-model", options)
+            with tempfile.TemporaryDirectory() as tmp, Store(tmp) as store:
+                cpu = time.process_time()
+                assert run_plan(prompts, backend, store, settings, progress=False).new == n
+                out["library"].append((time.process_time() - cpu) / n * 1e6)
+            backend.close()
+    finally:
+        http_client.ChatClient.attempt = original  # type: ignore[method-assign]
+    return {f"{k}_cpu_us_per_prompt": round(min(v), 1) for k, v in out.items()} | {"prompts": n, "load": load()}
+
+
 def bench_cli(url: str, concurrency: int, limit: int) -> dict[str, Any]:
     """`biasatlas run contact` as a user runs it: wall time of the whole process."""
     exe = str(Path(sys.executable).parent / "biasatlas")
@@ -200,8 +253,18 @@ def main() -> None:
     ap.add_argument("--no-cli", action="store_true")
     ap.add_argument("--split", action="store_true", help="also time the backend alone (no runner, no store)")
     ap.add_argument("--parse", action="store_true", help="stub parses each request (default: canned answers)")
+    ap.add_argument("--no-network", type=int, metavar="N", help="only the client's CPU per prompt without a "
+                    "network (N prompts, answered at once), then exit")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
+    if args.no_network:
+        print(uptime(), flush=True)
+        result = bench_no_network(args.no_network)
+        print(json.dumps(result), flush=True)
+        print(uptime(), flush=True)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2))
+        return
     stub_mod = load_stub()
     results: dict[str, Any] = {"delay_s": args.delay, "mode": args.mode, "cpus": os.cpu_count(), "levels": []}
     flags = ["--delay", str(args.delay)] + ([] if args.parse else ["--canned"])
