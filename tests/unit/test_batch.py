@@ -270,3 +270,29 @@ def test_cli_export_import_and_one_line_errors(tmp_path: Path) -> None:
     done = runner.invoke(app, ["batch", "export", "stories", "--study", str(study), "--model", "openai:m",
                                "--out", str(out)])
     assert done.exit_code == 2 and "more than one step" in done.output
+
+
+def test_a_fleets_batch_lines_carry_the_fleets_key(tmp_path: Path) -> None:
+    """A batch of a fleet (--fleet, one or more --base-url) is keyed as the live fleet is: by the fleet's name,
+    not by a server (it used to fall back to OpenAI's URL: answers no live run of the fleet would find)."""
+    study, out = tmp_path / "s", tmp_path / "files"
+    args = ["batch", "export", "contact", "--study", str(study), "--model", "openai:smollm2", "--fleet", "pool",
+            "--base-url", URL, "--base-url", "http://127.0.0.1:10/v1", "--out", str(out), "--limit", "6",
+            "--mode", "choice"]
+    done = runner.invoke(app, args)
+    assert done.exit_code == 0, done.output
+    lines = [json.loads(x) for f in sorted(out.glob("*.jsonl")) for x in f.read_text().splitlines()]
+    options = OpenAIOptions.model_validate({"endpoints": [URL, "http://127.0.0.1:10/v1"], "fleet": "pool",
+                                            "check": False, "choice_method": "first_token"})
+    live = OpenAIBackend("smollm2", options)
+    try:
+        assert live.id.startswith("openai:smollm2@fleet:pool")
+        probe = load_probe("contact")
+        config = probe.config(limit=6, mode="choice")
+        keys = {Request(prompt=p, settings=probe.settings(config)).cache_key(live.id) for p in probe.plan(config)}
+        assert lines and {line["custom_id"] for line in lines} == keys
+    finally:
+        live.close()
+    with Store(study) as store:
+        run = store.last_run("contact")
+    assert run is not None and run["config"]["backend"]["fleet"] == "pool"

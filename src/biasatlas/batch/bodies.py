@@ -25,7 +25,7 @@ from typing import Any, cast
 
 from biasatlas.backends.base import BackendError
 from biasatlas.backends.http.choice import ambiguity, score_options, top_logprobs
-from biasatlas.backends.http.identity import backend_id
+from biasatlas.backends.http.identity import backend_id, fleet_id
 from biasatlas.backends.http.setup import OPENAI_URL, safe_url
 from biasatlas.backends.http.structured import MIN_TOKENS, read_answer, response_format
 from biasatlas.backends.http.template import RAW, ChatTemplate, load_template
@@ -50,7 +50,8 @@ class BatchBackend:
         if mode == "choice":  # one line per request: the first token's top_logprobs (see the module)
             opts = opts.model_copy(update={"choice_method": "first_token"})
         self.model, self.options, self.mode = model, opts, mode
-        base_url = (opts.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
+        first = opts.endpoints[0].url if opts.endpoints else None  # a fleet: its id names no server
+        base_url = (first or opts.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
         if not base_url.startswith(("http://", "https://")):
             raise BackendError(f"base URL must start with http:// or https://, got {safe_url(base_url)!r}")
         self.base_url = safe_url(base_url)
@@ -59,7 +60,8 @@ class BatchBackend:
             template = RAW if opts.chat_template == RAW else load_template(opts.chat_template)
         # The live backend's own methods, on a stand-in holding what they read (model and options).
         self._shim = cast(Any, SimpleNamespace(model=model, options=opts))
-        self.id = backend_id(model, base_url, OpenAIBackend._flags(self._shim, template))
+        flags = OpenAIBackend._flags(self._shim, template)
+        self.id = fleet_id(model, opts.fleet, flags) if opts.fleet else backend_id(model, base_url, flags)
 
     def describe(self) -> dict[str, Any]:
         """What the run record keeps about the backend (never a key)."""
@@ -68,6 +70,7 @@ class BatchBackend:
             "backend": "openai-batch",
             "model": self.model,
             "base_url": self.base_url,
+            "fleet": self.options.fleet,
             "structured": o.structured,
             "choice_norm": o.choice_norm,
             "choice_method": o.choice_method,

@@ -54,7 +54,8 @@ def http_options(opts: RunOptions) -> Any:
     from biasatlas.backends.openai_compat import OpenAIOptions, parse_settings
 
     b = opts.backend
-    values: dict[str, Any] = {"base_url": b.base_url, "structured": b.structured, "choice_norm": b.choice_norm}
+    values: dict[str, Any] = {"base_url": b.base_url, "endpoints": b.endpoints or None, "fleet": b.fleet,
+                              "structured": b.structured, "choice_norm": b.choice_norm}
     try:
         values.update(parse_settings(b.http))
         return OpenAIOptions(**{k: v for k, v in values.items() if v is not None})
