@@ -296,3 +296,13 @@ def test_a_fleets_batch_lines_carry_the_fleets_key(tmp_path: Path) -> None:
     with Store(study) as store:
         run = store.last_run("contact")
     assert run is not None and run["config"]["backend"]["fleet"] == "pool"
+
+
+def test_two_studies_exporting_into_one_folder_do_not_overwrite_each_other(tmp_path: Path) -> None:
+    """Run numbers are per study: both studies' first export is run 1, and its files must not replace the other's."""
+    out = tmp_path / "files"
+    first = _contact(tmp_path / "a", out, limit=12)
+    second = _contact(tmp_path / "b", out, mode="choice", limit=9)
+    written = [json.loads(x) for f in sorted(out.glob("*.jsonl")) for x in f.read_text().splitlines()]
+    assert len(written) == len(first) + len(second)
+    assert {line["custom_id"] for line in written} == {line["custom_id"] for line in first + second}

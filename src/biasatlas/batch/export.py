@@ -8,6 +8,7 @@ answer the study holds already are not written; one line per distinct missing re
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -108,7 +109,11 @@ def export_batch(
             result.prompt_tokens += prompt_tokens
             result.completion_tokens += completion_tokens
             lines.append(line)
-        result.files = write_parts(lines, out, max_lines, stem=f"{probe.name}-run{run_id}") if lines else []
+        # Run numbers are per study: the digest of the requests keeps two studies' (or two plans') files
+        # in one folder apart; the same requests exported again get the same names and the same content.
+        digest = hashlib.sha1("\n".join(todo).encode()).hexdigest()[:8]
+        stem = f"{probe.name}-run{run_id}-{digest}"
+        result.files = write_parts(lines, out, max_lines, stem=stem) if lines else []
         result.cost_usd, result.cost_usd_live = batch_cost(result.prompt_tokens, result.completion_tokens, options)
         pending = sum(1 for k in keys if k not in cached)
         status = EXPORTED if pending else "complete"
