@@ -125,7 +125,7 @@ def run_notes(totals: dict[str, Any]) -> list[str]:
 
     The choice-mode fallback (the server gave no log-probabilities, so answers were generated and
     parsed as text), how choice answers were scored, whether generate answers were structured and,
-    for HTTP backends, tokens, cost, retries and failures by cause.
+    for HTTP backends, tokens, cost, retries and failures by cause, and a fleet's servers.
     """
     info = totals.get("info") or {}
     notes = []
@@ -144,4 +144,8 @@ def run_notes(totals: dict[str, Any]) -> list[str]:
         notes.append(line + (f"; free text because {structured['fallback']}" if structured.get("fallback") else ""))
     if info.get("http"):
         notes.append(f"http: {format_stats(info['http'])}")
+    if info.get("fleet"):
+        from biasatlas.backends.http.fleet import format_fleet
+
+        notes.append(format_fleet(info["fleet"]))
     return notes

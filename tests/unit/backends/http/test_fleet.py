@@ -334,3 +334,12 @@ def test_format_fleet_one_line() -> None:
          "latency_s": None}]}
     assert format_fleet(fleet_info) == ("fleet gpu: http://a:1/v1 282 answered (p50 35 ms); http://b:1/v1 36 answered, "
                                         "4 failed, 2 moved, drained 1x, drained at the end")
+
+
+def test_summary_notes_name_each_server_of_a_fleet() -> None:
+    from biasatlas.backends.http.usage import run_notes
+
+    fleet = {"name": "pool", "endpoints": [{"url": "http://a:1/v1", "answered": 5, "latency_s": {"p50": 0.05}},
+                                           {"url": "http://b:1/v1", "answered": 3, "latency_s": None, "moved": 2}]}
+    notes = run_notes({"info": {"fleet": fleet}})
+    assert notes == ["fleet pool: http://a:1/v1 5 answered (p50 50 ms); http://b:1/v1 3 answered, 2 moved"]
