@@ -12,15 +12,9 @@
 from __future__ import annotations
 
 import importlib.util
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -33,60 +27,28 @@ pytestmark = pytest.mark.slow
 CHOICE = GenerationSettings(mode="choice")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _servers() -> ModuleType:
+    """tests/integration/servers/llama.py: starting llama.cpp servers, and GGUF files of the embedded weights."""
+    path = Path(__file__).resolve().parent / "servers" / "llama.py"
+    spec = importlib.util.spec_from_file_location("llama_servers", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-@contextmanager
-def llama_server(model: Path, alias: str = "smollm2") -> Iterator[str]:
-    """llama-cpp-python's OpenAI-compatible server for ``model`` on a free port: its base URL."""
-    if importlib.util.find_spec("llama_cpp") is None:  # fail, not skip: CI must run this test
-        raise RuntimeError("llama-cpp-python is not installed: pip install -e '.[server]'")
-    port = _free_port()
-    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"llama-server-{port}.log"
-    args = ["--model", str(model), "--model_alias", alias, "--host", "127.0.0.1", "--port", str(port),
-            "--n_ctx", "2048", "--n_threads", "2"]
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", *args], stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + 180
-        try:
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"llama.cpp server exited with {proc.returncode}; see {log_path}")
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"llama.cpp server did not start within 180 s; see {log_path}")
-                try:
-                    with urllib.request.urlopen(f"{url}/models", timeout=2) as resp:
-                        if resp.status == 200:
-                            break
-                except OSError:
-                    time.sleep(0.5)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+LLAMA = _servers()
+
+
+def llama_server(model: Path, alias: str = "smollm2") -> Any:
+    """One llama.cpp server (one thread: servers/llama.py says why) for ``model``: its base URL."""
+    return LLAMA.llama_server(model, alias, n_ctx=2048)
 
 
 @pytest.fixture(scope="module")
 def f32_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The embedded SmolLM2 weights as an F32 GGUF (the same numbers, de-quantised)."""
-    import llama_cpp
-
-    from biasatlas.backends.local import embedded_model_path
-
-    out = tmp_path_factory.mktemp("gguf") / "smollm2-f32.gguf"
-    params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype = 0  # LLAMA_FTYPE_ALL_F32
-    params.allow_requantize = True
-    params.nthread = 2
-    assert llama_cpp.llama_model_quantize(str(embedded_model_path()).encode(), str(out).encode(), params) == 0
-    return out
+    return Path(LLAMA.requantized(tmp_path_factory.mktemp("gguf"), "f32"))
 
 
 def contact_prompts() -> list[Prompt]:
