@@ -233,6 +233,11 @@ class OpenAIBackend:
             flags.append("raw")
         return flags
 
+    def warnings(self) -> list[str]:
+        """Setup problems that do not stop the run (a fleet's server that failed its check)."""
+        setup_warnings = getattr(self._client, "setup_warnings", None)
+        return setup_warnings(self._scrub) if setup_warnings is not None else []
+
     def close(self) -> None:
         runner = getattr(self, "_runner", None)
         if runner is None or runner.loop.is_closed():

@@ -81,10 +81,13 @@ def check_study(study: Path, *, write: bool) -> None:
 def open_backend(options: BackendOptions) -> Backend:
     """Build the backend, turning a setup problem into one error line."""
     try:
-        return options.open()
+        backend = options.open()
     except BackendError as exc:
         fail(str(exc))
         raise  # unreachable; for type checkers
+    for warning in getattr(backend, "warnings", list)():
+        console.print(f"[yellow]warning[/]: {warning}")
+    return backend
 
 
 def show_progress(opts: RunOptions) -> bool:

@@ -155,6 +155,11 @@ class FleetClient:
             raise BackendError(f"no endpoint of fleet {self.name!r} passes the setup check: {errors[0]}")
         return listed
 
+    def setup_warnings(self, scrub: Callable[[str], str]) -> list[str]:
+        """A line per endpoint that failed the setup check: the run goes on without it."""
+        return [f"fleet {self.name}: {ep.url} failed its setup check ({scrub(ep.setup)}); it is drained "
+                "until GET /models lists the model" for ep in self.endpoints if ep.setup]
+
     async def close(self) -> None:
         tasks = [self._watchdog, *(ep.health for ep in self.endpoints if ep.health is not None)]
         for task in tasks:
@@ -181,16 +186,9 @@ class FleetClient:
             rows.append(row)
         return {"name": self.name, "endpoints": rows}
 
-    async def complete(
-        self,
-        body: dict[str, Any],
-        retries: Counter[str],
-        est_tokens: int = 0,
-        *,
-        url: yarl.URL | None = None,
-        choices: bool = True,
-        fatal_words: tuple[str, ...] = (),
-    ) -> dict[str, Any]:
+    async def complete(self, body: dict[str, Any], retries: Counter[str], est_tokens: int = 0, *,
+                       url: yarl.URL | None = None, choices: bool = True,
+                       fatal_words: tuple[str, ...] = ()) -> dict[str, Any]:
         """POST with retries over the fleet (see the module); as :meth:`ChatClient.complete` otherwise."""
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         route = None if url is None else self._routes[url]

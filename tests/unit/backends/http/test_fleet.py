@@ -343,3 +343,22 @@ def test_summary_notes_name_each_server_of_a_fleet() -> None:
                                            {"url": "http://b:1/v1", "answered": 3, "latency_s": None, "moved": 2}]}
     notes = run_notes({"info": {"fleet": fleet}})
     assert notes == ["fleet pool: http://a:1/v1 5 answered (p50 50 ms); http://b:1/v1 3 answered, 2 moved"]
+
+
+def test_a_server_that_fails_its_setup_check_is_announced(stub: Any, servers: Any,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The run goes on without that server: the user must be told, not find it in the run record later."""
+    from biasatlas.backends.options import BackendOptions
+    from biasatlas.cli.common import open_backend
+
+    up = servers()
+    down = stub.start_stub_thread()
+    down.stop()
+    backend = open_backend(BackendOptions(model="openai:stub-model", base_url=None, fleet="f",
+                                          endpoints=[up.url, down.url]))
+    try:
+        err = capsys.readouterr().err
+        assert f"fleet f: {down.url} failed its setup check (cannot reach" in err
+        assert "drained" in err and up.url not in err
+    finally:
+        backend.close()
