@@ -15,6 +15,10 @@ class BackendError(RuntimeError):
     """
 
 
+class BackendWarning(UserWarning):
+    """A setup problem the run survives (a fleet's server that failed its check); the CLI prints one line."""
+
+
 class BackendStopped(Exception):
     """Raised from a backend's response iterator to stop a run early (a circuit breaker opened).
 

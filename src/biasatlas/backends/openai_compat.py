@@ -27,12 +27,13 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import warnings
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
-from biasatlas.backends.base import BackendError, BackendStopped
+from biasatlas.backends.base import BackendError, BackendStopped, BackendWarning
 from biasatlas.backends.http.breaker import Breaker, Stopped
 from biasatlas.backends.http.bridge import Deadlines, make_runner, stream
 from biasatlas.backends.http.choosing import ChoiceScorer
@@ -148,6 +149,8 @@ class OpenAIBackend:
             except BaseException:  # Ctrl-C during the check: leave no task or connection behind
                 self.close()
                 raise
+            for line in getattr(self._client, "setup_warnings", lambda _: [])(self._scrub):
+                warnings.warn(line, BackendWarning, stacklevel=2)  # a fleet's server that failed its check
 
     # ---- public API -------------------------------------------------------------------------
     def generate(self, requests: Sequence[Request]) -> Iterator[Response]:
@@ -232,11 +235,6 @@ class OpenAIBackend:
         elif template == RAW:
             flags.append("raw")
         return flags
-
-    def warnings(self) -> list[str]:
-        """Setup problems that do not stop the run (a fleet's server that failed its check)."""
-        setup_warnings = getattr(self._client, "setup_warnings", None)
-        return setup_warnings(self._scrub) if setup_warnings is not None else []
 
     def close(self) -> None:
         runner = getattr(self, "_runner", None)

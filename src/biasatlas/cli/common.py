@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 from rich.console import Console
 from rich.markup import escape as rich_escape
 
-from biasatlas.backends.base import Backend, BackendError
+from biasatlas.backends.base import Backend, BackendError, BackendWarning
 from biasatlas.backends.options import BackendOptions
 from biasatlas.cli.options import RunOptions
 from biasatlas.lock import StudyLockedError
@@ -81,13 +82,22 @@ def check_study(study: Path, *, write: bool) -> None:
 def open_backend(options: BackendOptions) -> Backend:
     """Build the backend, turning a setup problem into one error line."""
     try:
-        backend = options.open()
+        return options.open()
     except BackendError as exc:
         fail(str(exc))
         raise  # unreachable; for type checkers
-    for warning in getattr(backend, "warnings", list)():
-        console.print(f"[yellow]warning[/]: {warning}")
-    return backend
+
+
+def show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: TextIO | None = None, line: str | None = None) -> None:
+    """biasatlas's own warnings (a fleet's server down at setup, an import row) as one line on stderr
+    ("warning: ..."); other warnings as Python shows them."""
+    from biasatlas.probes.contact.grammar import ContactImportWarning
+
+    if issubclass(category, BackendWarning | ContactImportWarning):
+        sys.stderr.write(f"warning: {message}\n")
+    else:
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
 def show_progress(opts: RunOptions) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,7 +13,7 @@ import typer
 from rich.console import Console
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import AlphaOpt, CorrectionOpt, check_analysis_options, check_study, fail
+from biasatlas.cli.common import AlphaOpt, CorrectionOpt, check_analysis_options, check_study, fail, show_warning
 from biasatlas.store import DB_NAME, Store
 
 # Command modules attach their commands to the apps in biasatlas.cli.app when imported.
@@ -60,6 +61,7 @@ def _root(
     ] = False,
 ) -> None:
     """Audit large language models for social bias and stereotypes, across languages."""
+    warnings.showwarning = show_warning  # biasatlas's own warnings as one line each
 
 
 @app.command()

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 import warnings
 from pathlib import Path
-from typing import Annotated, TextIO
+from typing import Annotated
 
 import typer
 
 from biasatlas.cli.app import run_app
-from biasatlas.cli.common import run_probe_command
+from biasatlas.cli.common import run_probe_command, show_warning
 from biasatlas.cli.options import RunOptions, run_options, split_values
 
 
@@ -59,7 +58,7 @@ def run_contact(
     """
     imports = {k: v for k, v in {"import_row_order": row_order, "import_suffix": import_suffix}.items() if v}
     with warnings.catch_warnings():
-        warnings.showwarning = _show_warning
+        warnings.showwarning = show_warning
         run_probe_command(
             "contact",
             opts,
@@ -75,14 +74,3 @@ def run_contact(
             import_format=fmt,
             **imports,
         )
-
-
-def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                  file: TextIO | None = None, line: str | None = None) -> None:
-    """An import warning as one line on stderr ("warning: ..."); other warnings as Python shows them."""
-    from biasatlas.probes.contact.grammar import ContactImportWarning
-
-    if issubclass(category, ContactImportWarning):
-        sys.stderr.write(f"warning: {message}\n")
-    else:
-        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -345,20 +346,22 @@ def test_summary_notes_name_each_server_of_a_fleet() -> None:
     assert notes == ["fleet pool: http://a:1/v1 5 answered (p50 50 ms); http://b:1/v1 3 answered, 2 moved"]
 
 
-def test_a_server_that_fails_its_setup_check_is_announced(stub: Any, servers: Any,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_server_that_fails_its_setup_check_is_announced(stub: Any, servers: Any) -> None:
     """The run goes on without that server: the user must be told, not find it in the run record later."""
-    from biasatlas.backends.options import BackendOptions
-    from biasatlas.cli.common import open_backend
+    from typer.testing import CliRunner
+
+    from biasatlas.backends.base import BackendWarning
+    from biasatlas.cli.main import app
 
     up = servers()
     down = stub.start_stub_thread()
     down.stop()
-    backend = open_backend(BackendOptions(model="openai:stub-model", base_url=None, fleet="f",
-                                          endpoints=[up.url, down.url]))
-    try:
-        err = capsys.readouterr().err
-        assert f"fleet f: {down.url} failed its setup check (cannot reach" in err
-        assert "drained" in err and up.url not in err
-    finally:
-        backend.close()
+    with pytest.warns(BackendWarning, match=rf"fleet f: {down.url} failed its setup check \(cannot reach"):
+        fleet([up.url, down.url]).close()
+    with tempfile.TemporaryDirectory() as study:
+        result = CliRunner().invoke(app, ["run", "contact", "--study", study, "--model", "openai:stub-model",
+                                          "--base-url", up.url, "--base-url", down.url, "--fleet", "f",
+                                          "--limit", "6", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    lines = [x for x in result.output.splitlines() if x.startswith("warning: ")]
+    assert len(lines) == 1 and down.url in lines[0] and "drained" in lines[0] and up.url not in lines[0]
