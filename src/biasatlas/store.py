@@ -17,10 +17,12 @@ import sqlite3
 import tempfile
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from functools import cache
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.records import Request, Response, canonical_json, scrub_text, scrub_value
+from biasatlas.records import Request, Response, canonical_json, canonical_tree_json, scrub_text, scrub_value
 
 if TYPE_CHECKING:  # pandas is imported where frames are made: running a plan does not need it
     import pandas as pd
@@ -89,6 +91,21 @@ MIGRATIONS: list[str] = [
 #: UTF-8): longer text is cut there and ``info["truncated_from"]`` holds its original length.
 MAX_ANSWER_CHARS = 256 * 1024
 MAX_ERROR_CHARS = 2000  #: the most characters of one stored error message
+
+
+#: The most rows one INSERT statement of the store carries (SQLite's variable limit permitting).
+_MOST_ROWS = 256
+
+
+@cache
+def _values_sql(head: str, width: int, rows: int) -> str:
+    """``head`` followed by ``rows`` groups of ``width`` placeholders."""
+    return head + ", ".join(["(" + ", ".join("?" * width) + ")"] * rows)
+
+
+def _variable_limit(conn: sqlite3.Connection) -> int:
+    """How many ``?`` one statement may hold (999 before SQLite 3.32, 32766 since)."""
+    return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
 
 
 class StoreError(RuntimeError):
@@ -272,14 +289,14 @@ class Store:
         prompts = {r.prompt.id: r.prompt for r in requests}
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            self.conn.executemany(
-                "INSERT OR IGNORE INTO prompts VALUES (?, ?, ?, ?, ?, ?)",
-                ((pid, p.probe, p.language, *p.json_parts()) for pid, p in prompts.items()),
+            self._insert(
+                "INSERT OR IGNORE INTO prompts VALUES ", 6,
+                [(pid, p.probe, p.language, *p.json_parts()) for pid, p in prompts.items()],
             )
             items = zip(requests, keys, strict=True)
-            self.conn.executemany(
-                "INSERT OR IGNORE INTO run_items VALUES (?, ?, ?, ?, ?, ?)",
-                ((run_id, r.prompt.id, k, backend_id, r.settings.mode, r.sample_index) for r, k in items),
+            self._insert(
+                "INSERT OR IGNORE INTO run_items VALUES ", 6,
+                [(run_id, r.prompt.id, k, backend_id, r.settings.mode, r.sample_index) for r, k in items],
             )
             self.conn.execute("COMMIT")
         except BaseException:
@@ -317,15 +334,31 @@ class Store:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             if errors:
-                sql = "INSERT INTO errors (key, backend_id, run_id, error, created_at) VALUES (?, ?, ?, ?, ?)"
-                self.conn.executemany(sql, errors)
+                self._insert("INSERT INTO errors (key, backend_id, run_id, error, created_at) VALUES ", 5, errors)
             if answers:
-                self.conn.executemany(f"INSERT OR IGNORE INTO responses VALUES ({', '.join('?' * 11)})", answers)
+                self._insert("INSERT OR IGNORE INTO responses VALUES ", 11, answers)
             self.conn.execute("COMMIT")
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
+
+    def _insert(self, head: str, width: int, rows: Sequence[tuple[Any, ...]]) -> None:
+        """``head`` (``INSERT … VALUES``) over ``rows`` of ``width`` values, many rows per statement.
+
+        ``executemany`` steps once per row and gives up the GIL for each step: a batch of answers
+        committed beside a busy event loop became one GIL hand-over per row (the writer waits for
+        the loop's thread, then the loop waits for the writer's). Here a chunk of rows is one
+        statement, one step; chunks are powers of two, so a handful of statements stay cached.
+        Rows are inserted in order, as ``executemany`` inserts them.
+        """
+        most = max(1, min(_MOST_ROWS, _variable_limit(self.conn) // width))
+        start = 0
+        while start < len(rows):
+            size = 1 << (min(most, len(rows) - start).bit_length() - 1)
+            sql = _values_sql(head, width, size)
+            self.conn.execute(sql, list(chain.from_iterable(rows[start : start + size])))
+            start += size
 
     @staticmethod
     def _answer_row(response: Response, request: Request, now: str) -> tuple[Any, ...]:
@@ -333,8 +366,8 @@ class Store:
         if text is not None and len(text) > MAX_ANSWER_CHARS:
             info = {**info, "truncated_from": len(text)}
             text = text[:MAX_ANSWER_CHARS]
-        probs = None if response.option_probs is None else canonical_json(response.option_probs)
-        info_json = canonical_json(scrub_value(info)) if info else "{}"
+        probs = None if response.option_probs is None else canonical_tree_json(response.option_probs)
+        info_json = canonical_tree_json(scrub_value(info)) if info else "{}"  # scrubbed: a fresh tree, no cycle
         return (response.key, response.backend_id, request.request_json(), text, probs, response.prompt_tokens,
                 response.completion_tokens, response.latency_s, response.finish_reason, info_json, now)
 

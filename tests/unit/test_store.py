@@ -228,5 +228,47 @@ def test_answers_arriving_together_share_transactions_and_every_insert_is_inside
         elif sql.startswith("INSERT OR IGNORE INTO responses"):
             assert open_tx, "an answer was committed on its own"
             inserts += 1
-    assert inserts == 300
+    assert 0 < inserts < 300 // 4  # many rows per statement (see the test below)
     assert commits < 300 // 4  # the plan's transaction and a few for the answers
+
+
+# ---- many rows per INSERT statement -------------------------------------------------------------
+def _answers(n: int) -> list[tuple[Response, Request]]:
+    requests = [Request(prompt=p, settings=GenerationSettings(mode="choice")) for p in _prompts(n)]
+    return [
+        (Response(key=r.cache_key("m"), backend_id="m", text=f"A{i}", option_probs={"Yes": 0.25, "No": 0.75},
+                  prompt_tokens=i, latency_s=i / 7, info={"n": i}), r)
+        for i, r in enumerate(requests)
+    ]
+
+
+def test_a_batch_of_answers_is_a_few_statements_not_one_per_row(tmp_path: Path) -> None:
+    # executemany steps (and gives up the GIL) once per row: a hand-over with the event loop per answer
+    with Store(tmp_path) as store:
+        statements: list[str] = []
+        store.conn.set_trace_callback(statements.append)
+        store.save_many(_answers(200))
+        store.conn.set_trace_callback(None)
+        assert store.response_count() == 200
+    assert len([s for s in statements if s.startswith("INSERT OR IGNORE INTO responses")]) <= 8
+
+
+@pytest.mark.parametrize("limit", [None, 40])  # 40: fewer variables than one row of 11 needs, times four
+def test_rows_stored_in_chunks_equal_rows_stored_one_by_one(tmp_path: Path, limit: int | None) -> None:
+    items = _answers(300)
+    items = [*items, (Response(key=items[5][0].key, backend_id="m", text="later"), items[5][1])]  # ignored
+    failed = Response(key=items[7][0].key, backend_id="m", error="boom")
+    with Store(tmp_path / "chunks") as store:
+        if limit is not None:
+            store.conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, limit)
+        store.save_many([*items, (failed, items[7][1])], run_id=3)
+        got = store.conn.execute("SELECT * FROM responses ORDER BY rowid").fetchall()
+        errors = store.conn.execute("SELECT key, backend_id, run_id, error FROM errors").fetchall()
+    with Store(tmp_path / "rows") as store:  # one statement per row, as executemany stored them
+        for response, request in items:
+            row = Store._answer_row(response, request, "now")
+            store.conn.execute(f"INSERT OR IGNORE INTO responses VALUES ({', '.join('?' * 11)})", row)
+        want = store.conn.execute("SELECT * FROM responses ORDER BY rowid").fetchall()
+    assert len(got) == 300 and got[5][3] == "A5"
+    assert [r[:-1] for r in got] == [r[:-1] for r in want]  # every column but created_at
+    assert errors == [(failed.key, "m", 3, "boom")]
