@@ -11,6 +11,7 @@ from biasatlas.records import (
     Prompt,
     Request,
     canonical_json,
+    canonical_tree_json,
     scrub_text,
     scrub_value,
     stable_hash,
@@ -129,6 +130,31 @@ def test_scrub_keeps_ordinary_text_and_valid_json() -> None:
     # scrubbing serialised JSON keeps it JSON
     text = json.dumps({"error": f'echo "Authorization: Bearer {CANARY}0000" \\" end'})
     assert json.loads(scrub_text(text))
+
+
+def test_scrub_value_masks_nested_secrets_and_keeps_every_other_value_and_type() -> None:
+    class Name(str):
+        pass
+
+    value = {"outer": {"Token": CANARY, "empty_secret": "", "lp": -0.25, "n": 2, "ok": True, "none": None},
+             "list": [{"password": CANARY}, 1.5, (2, "x")], Name("api_key"): Name(CANARY),
+             "big": 10**30, "flag": False}
+    scrubbed = scrub_value(value)
+    assert CANARY not in canonical_json(scrubbed)
+    assert scrubbed["outer"] == {"Token": "***", "empty_secret": "", "lp": -0.25, "n": 2, "ok": True, "none": None}
+    assert scrubbed["list"] == [{"password": "***"}, 1.5, [2, "x"]] and scrubbed["api_key"] == "***"
+    assert scrub_value({3: "three"}) == {3: "three"} and scrubbed["big"] == 10**30 and scrubbed["flag"] is False
+    assert type(scrubbed["outer"]["ok"]) is bool and scrubbed is not value and scrubbed["outer"] is not value["outer"]
+
+
+def test_canonical_tree_json_writes_the_text_canonical_json_writes() -> None:
+    values = [
+        {"b": [1, 2.5, None, True, "é\u2028\x00\"q\"", ("t", 1)], "a": {"z": float("nan"), "y": -0.0, "x": 1e-05}},
+        {"No": 0.30000000000000004, "Yes": 0.7, "Ünïcode ✓ 🙂": 1e300, "inf": float("inf")},
+        {2: "int key", 10: "keys sorted as ints"}, {"obj": object}, [], {}, "plain", 3, 10**25, None,
+    ]
+    for value in values:
+        assert canonical_tree_json(value) == canonical_json(value), value
 
 
 def test_a_copy_with_other_fields_has_its_own_id_and_keys() -> None:
