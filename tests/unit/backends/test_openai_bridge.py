@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from biasatlas.backends.http.bridge import InlineLoop, LoopThread, make_runner, stream
+from biasatlas.backends.http.bridge import InlineLoop, LoopThread, Slots, make_runner, stream
 
 
 @pytest.fixture(params=["inline", "thread"])
@@ -193,3 +193,57 @@ def test_a_deadline_met_before_the_cancellation_lands_is_still_a_timeout_only_in
         return "went on"
 
     assert asyncio.run(main()) == "went on"
+
+
+# ---- the slots that bound what is in flight ------------------------------------------------------
+def test_slots_bound_holders_and_wake_waiters_first_come_first_served() -> None:
+    async def main() -> list[str]:
+        slots, order = Slots(2), []
+
+        async def holder(name: str) -> None:
+            await slots.acquire()
+            order.append(name)
+
+        tasks = [asyncio.create_task(holder(n)) for n in "abcde"]
+        await asyncio.sleep(0)
+        assert order == ["a", "b"] and slots.free == 0
+        for _ in range(3):  # given back in a row while nothing runs, as the consumer does
+            slots.release()
+        await asyncio.gather(*tasks)
+        slots.release()
+        slots.release()
+        assert slots.free == 2 and not slots.waiters
+        return order
+
+    assert asyncio.run(main()) == list("abcde")
+
+
+def test_a_cancelled_waiter_is_skipped_and_a_slot_handed_to_one_cancelled_is_passed_on() -> None:
+    async def main() -> None:
+        slots, got = Slots(0), []
+
+        async def waiter(name: str) -> None:
+            await slots.acquire()
+            got.append(name)
+
+        a, b, c = (asyncio.create_task(waiter(n)) for n in "abc")
+        await asyncio.sleep(0)
+        a.cancel()  # cancelled while waiting: skipped by the next release
+        await asyncio.sleep(0)
+        slots.release()  # goes to b
+        c.cancel()
+        slots.release()  # c's future is cancelled too: nobody waits, the slot is kept
+        d = asyncio.create_task(waiter("d"))
+        await asyncio.sleep(0)
+        await asyncio.gather(a, b, c, d, return_exceptions=True)
+        assert got == ["b", "d"] and slots.free == 0
+
+        e = asyncio.create_task(waiter("e"))
+        await asyncio.sleep(0)
+        slots.release()  # handed to e, which is cancelled before it runs: the slot goes to f
+        e.cancel()
+        f = asyncio.create_task(waiter("f"))
+        await asyncio.gather(e, f, return_exceptions=True)
+        assert got == ["b", "d", "f"] and slots.free == 0 and e.cancelled()
+
+    asyncio.run(main())

@@ -132,6 +132,43 @@ class _Limit:
             raise TimeoutError from exc
 
 
+class Slots:
+    """``asyncio.Semaphore``'s ``acquire``/``release`` (first come, first served), one step per release.
+
+    ``asyncio.Semaphore.release`` scans its waiters for one not yet woken: the consumer gives back
+    a batch of slots in a row while the loop is not running, so the k-th release of a batch steps
+    over k-1 woken waiters (quadratic in the batch; ~4 % of the client's CPU at concurrency 128 when
+    answers come at once). Here a release hands its slot to the first waiter still waiting.
+    """
+
+    __slots__ = ("free", "waiters")
+
+    def __init__(self, free: int) -> None:
+        self.free = free
+        self.waiters: deque[asyncio.Future[None]] = deque()  # free > 0 only while this is empty
+
+    async def acquire(self) -> None:
+        if self.free > 0:
+            self.free -= 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self.waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():  # handed a slot, then cancelled: pass it on
+                self.release()
+            raise  # (a cancelled waiter left in the queue is skipped by release)
+
+    def release(self) -> None:
+        while self.waiters:
+            waiter = self.waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self.free += 1
+
+
 class InlineLoop:
     """An event loop run by whichever thread calls :meth:`call` or consumes a :func:`stream`."""
 
@@ -236,7 +273,7 @@ def _stream_inline(
 ) -> Iterator[R]:
     loop = runner.loop
     source = iter(items)
-    slots = asyncio.Semaphore(n_slots)
+    slots = Slots(n_slots)
     ready: deque[R] = deque()
     waiter: list[asyncio.Future[None] | None] = [None]
     alive = [concurrency]
@@ -297,7 +334,7 @@ def _stream_thread(
     loop = runner.loop
     out: queue.SimpleQueue[Any] = queue.SimpleQueue()
     source = iter(items)
-    slots = asyncio.Semaphore(n_slots)
+    slots = Slots(n_slots)
 
     async def worker() -> None:
         while True:
