@@ -96,8 +96,9 @@ class _Writer:
             raise self.error
         # Backpressure: a store slower than the server holds the runner back (bounded memory, and
         # at most a few batches received but not yet acknowledged).
-        while self.queue.qsize() >= self.backlog and self.thread.is_alive():
-            time.sleep(0.001)
+        if self.queue.qsize() >= self.backlog:  # (is_alive, a Python call, only then: this runs per answer)
+            while self.queue.qsize() >= self.backlog and self.thread.is_alive():
+                time.sleep(0.001)
         self.queue.put((response, request))
 
     def close(self) -> None:
