@@ -85,7 +85,7 @@ class Prompt(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
     # Hashing is the hot path of large plans: the id and the JSON parts are computed once per object.
     _id: str | None = PrivateAttr(default=None)
-    _parts: tuple[str, str, str] | None = PrivateAttr(default=None)
+    _parts: tuple[str, ...] | None = PrivateAttr(default=None)  # (messages, options[, meta]): see asked_parts
 
     def __eq__(self, other: object) -> bool:  # fields only, not the memo
         return isinstance(other, type(self)) and self.model_dump() == other.model_dump()
@@ -110,13 +110,22 @@ class Prompt(BaseModel):
         """Canonical JSON of (messages, options, meta), as stored and hashed."""
         memo = self.__pydantic_private__
         parts = memo["_parts"]  # type: ignore[index]
+        if parts is None or len(parts) == 2:
+            messages, options = self.asked_parts()
+            parts = memo["_parts"] = (messages, options, canonical_json(self.meta))  # type: ignore[index]
+        return parts
+
+    def asked_parts(self) -> tuple[str, str]:
+        """Canonical JSON of (messages, options): what a cache key needs. The meta is left for when
+        the prompt is stored (~5 µs of a contact prompt's, before a run's first request otherwise)."""
+        memo = self.__pydantic_private__
+        parts = memo["_parts"]  # type: ignore[index]
         if parts is None:
             # = canonical_json of [{"content", "role"}, ...] and of list(options), without the encoder's overhead
             messages = ",".join(f'{{"content":{_string(m.content)},"role":{_string(m.role)}}}' for m in self.messages)
             options = ",".join(_string(o) for o in self.options)
-            parts = (f"[{messages}]", f"[{options}]", canonical_json(self.meta))
-            memo["_parts"] = parts  # type: ignore[index]
-        return parts
+            parts = memo["_parts"] = (f"[{messages}]", f"[{options}]")  # type: ignore[index]
+        return parts[0], parts[1]
 
     def _compute_id(self) -> str:
         # = stable_hash({"probe", "language", "messages", "options", "meta"}, 24), keys in sorted order
@@ -194,7 +203,7 @@ class Request(BaseModel):
         (or two design cells) is answered once.
         """
         # = stable_hash({"backend", "messages", "settings", "sample"[, "options" in choice mode]}, 40)
-        messages, options, _ = self.prompt.json_parts()
+        messages, options = self.prompt.asked_parts()
         relevant, _ = _settings_json(self.settings)
         choice = f',"options":{options}' if self.settings.mode == "choice" else ""
         return _sha(
@@ -205,7 +214,7 @@ class Request(BaseModel):
 
     def request_json(self) -> str:
         """What was asked, as stored with the answer: messages, options, settings, sample index."""
-        messages, options, _ = self.prompt.json_parts()
+        messages, options = self.prompt.asked_parts()
         _, settings = _settings_json(self.settings)
         return (
             f'{{"messages":{messages},"options":{options},"sample_index":{int(self.sample_index)},'

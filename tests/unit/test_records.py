@@ -95,6 +95,24 @@ def test_hand_assembled_ids_keys_and_request_json_equal_the_generic_canonical_js
                 assert json.loads(request.request_json()) == stored
 
 
+def test_a_cache_key_does_not_encode_the_meta_and_the_parts_are_the_same_in_any_order() -> None:
+    encoded: list[str] = []
+
+    class Noted:  # canonical_json writes it with str(): counts the times the meta is encoded
+        def __str__(self) -> str:
+            encoded.append("meta")
+            return "noted"
+
+    first, second = _prompt(note=Noted()), _prompt(note=Noted())
+    request = Request(prompt=first, settings=GenerationSettings(mode="choice"))
+    key = request.cache_key("b")
+    request.request_json()
+    assert encoded == []  # the meta is not part of a key or of what is asked (encoded when stored)
+    assert first.json_parts() == second.json_parts() and encoded == ["meta", "meta"]
+    assert first.json_parts()[2] == canonical_json({"note": "noted"}) and len(encoded) == 2
+    assert first.id == second.id and Request(prompt=second, settings=request.settings).cache_key("b") == key
+
+
 # ---- credentials are scrubbed from what the store writes ------------------------------------
 CANARY = "Xq7canarySecret"
 
