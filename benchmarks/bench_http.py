@@ -12,7 +12,7 @@ time per prompt is given for (1), (3) and (4): it moves less with the neighbours
 
     .venv/bin/python benchmarks/bench_http.py [--delay 0.05] [--levels 1,8,32,128] [--baseline] [--split]
         [--no-cli] [--json OUT]
-    .venv/bin/python benchmarks/bench_http.py --no-network 20000   # the client's CPU per prompt, no server
+    .venv/bin/python benchmarks/bench_http.py --no-network 20000 [--plan contact]  # client CPU per prompt, no server
 
 The stub runs in its own process, as a real server would; on a 2-core machine it shares the cores
 with the client, so the load average (printed) matters: note it with the figures.
@@ -145,11 +145,21 @@ def bench_bare(url: str, concurrency: int, n: int) -> dict[str, Any]:
     return {"seconds": round(wall, 3), "prompts_per_s": round(n / wall, 1), "cpu_us_per_prompt": round(cpu / n * 1e6)}
 
 
-def bench_no_network(n: int, repeats: int = 3) -> dict[str, Any]:
+def contact_prompts(n: int) -> list[Any]:
+    """About n prompts of the contact plan, as ``biasatlas run contact --limit n`` asks them."""
+    from biasatlas.probes import load_probe
+
+    probe = load_probe("contact")
+    return list(probe.plan(probe.config(limit=n)))
+
+
+def bench_no_network(n: int, repeats: int = 3, plan: str = "bench") -> dict[str, Any]:
     """The client's own CPU per prompt without a network: every attempt answers at once with the
     stub's canned answer (parsed), at concurrency 128. Min over ``repeats``: it moves little with
     the neighbours' load, unlike the rates. ``backend``: OpenAIBackend drained (its plan built before
-    the clock); ``library``: run_plan into a fresh study (plan, writer thread, store included)."""
+    the clock); ``library``: run_plan into a fresh study (plan, writer thread, store included);
+    ``library_first_request_ms``: from run_plan's call to its first request (plan, keys, cache
+    lookup: the time no request is out). ``plan``: ``bench`` prompts or the ``contact`` plan's."""
     import math
 
     from biasatlas.backends.base import run_requests
@@ -169,32 +179,42 @@ def bench_no_network(n: int, repeats: int = 3) -> dict[str, Any]:
     }).encode()  # as the stub's --canned answer
     parse = getattr(http_client, "parse_json", json.loads)
 
+    first: list[float] = []
+
     async def attempt(self: Any, payload: bytes, timeout: Any = None, url: Any = None, choices: bool = True) -> Any:
+        if not first:
+            first.append(time.perf_counter())
         return parse(canned)
 
     original = http_client.ChatClient.attempt
     http_client.ChatClient.attempt = attempt  # type: ignore[method-assign]
-    prompts = bench_prompts(n)
     settings = GenerationSettings(mode="choice")
     options = OpenAIOptions(base_url="http://127.0.0.1:9/v1", concurrency=128, check=False)
     out: dict[str, list[float]] = {"backend": [], "library": []}
+    waited: list[float] = []
     try:
         for _ in range(repeats):
+            prompts = contact_prompts(n) if plan == "contact" else bench_prompts(n)  # fresh: nothing memoised
+            n = len(prompts)
             backend = OpenAIBackend("stub-model", options)
             requests = build_requests(prompts, settings)
             cpu = time.process_time()
             assert sum(1 for r in run_requests(backend, requests) if r.ok) == n
             out["backend"].append((time.process_time() - cpu) / n * 1e6)
             backend.close()
+            prompts = [p.model_copy() for p in prompts]  # ids, keys and JSON parts computed afresh
             backend = OpenAIBackend("stub-model", options)
             with tempfile.TemporaryDirectory() as tmp, Store(tmp) as store:
-                cpu = time.process_time()
+                first.clear()
+                cpu, started = time.process_time(), time.perf_counter()
                 assert run_plan(prompts, backend, store, settings, progress=False).new == n
                 out["library"].append((time.process_time() - cpu) / n * 1e6)
+                waited.append((first[0] - started) * 1e3)
             backend.close()
     finally:
         http_client.ChatClient.attempt = original  # type: ignore[method-assign]
-    return {f"{k}_cpu_us_per_prompt": round(min(v), 1) for k, v in out.items()} | {"prompts": n, "load": load()}
+    return {f"{k}_cpu_us_per_prompt": round(min(v), 1) for k, v in out.items()} | {
+        "library_first_request_ms": round(min(waited), 1), "plan": plan, "prompts": n, "load": load()}
 
 
 def bench_cli(url: str, concurrency: int, limit: int) -> dict[str, Any]:
@@ -255,11 +275,13 @@ def main() -> None:
     ap.add_argument("--parse", action="store_true", help="stub parses each request (default: canned answers)")
     ap.add_argument("--no-network", type=int, metavar="N", help="only the client's CPU per prompt without a "
                     "network (N prompts, answered at once), then exit")
+    ap.add_argument("--plan", choices=("bench", "contact"), default="bench",
+                    help="with --no-network: short bench prompts or the contact plan's (as the CLI asks)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     if args.no_network:
         print(uptime(), flush=True)
-        result = bench_no_network(args.no_network)
+        result = bench_no_network(args.no_network, plan=args.plan)
         print(json.dumps(result), flush=True)
         print(uptime(), flush=True)
         if args.json:
