@@ -17,12 +17,11 @@ import sqlite3
 import tempfile
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from functools import cache
-from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biasatlas.records import Request, Response, canonical_json, canonical_tree_json, scrub_text, scrub_value
+from biasatlas.store_sql import insert_rows
 
 if TYPE_CHECKING:  # pandas is imported where frames are made: running a plan does not need it
     import pandas as pd
@@ -91,21 +90,6 @@ MIGRATIONS: list[str] = [
 #: UTF-8): longer text is cut there and ``info["truncated_from"]`` holds its original length.
 MAX_ANSWER_CHARS = 256 * 1024
 MAX_ERROR_CHARS = 2000  #: the most characters of one stored error message
-
-
-#: The most rows one INSERT statement of the store carries (SQLite's variable limit permitting).
-_MOST_ROWS = 256
-
-
-@cache
-def _values_sql(head: str, width: int, rows: int) -> str:
-    """``head`` followed by ``rows`` groups of ``width`` placeholders."""
-    return head + ", ".join(["(" + ", ".join("?" * width) + ")"] * rows)
-
-
-def _variable_limit(conn: sqlite3.Connection) -> int:
-    """How many ``?`` one statement may hold (999 before SQLite 3.32, 32766 since)."""
-    return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
 
 
 class StoreError(RuntimeError):
@@ -344,21 +328,7 @@ class Store:
             raise
 
     def _insert(self, head: str, width: int, rows: Sequence[tuple[Any, ...]]) -> None:
-        """``head`` (``INSERT … VALUES``) over ``rows`` of ``width`` values, many rows per statement.
-
-        ``executemany`` steps once per row and gives up the GIL for each step: a batch of answers
-        committed beside a busy event loop became one GIL hand-over per row (the writer waits for
-        the loop's thread, then the loop waits for the writer's). Here a chunk of rows is one
-        statement, one step; chunks are powers of two, so a handful of statements stay cached.
-        Rows are inserted in order, as ``executemany`` inserts them.
-        """
-        most = max(1, min(_MOST_ROWS, _variable_limit(self.conn) // width))
-        start = 0
-        while start < len(rows):
-            size = 1 << (min(most, len(rows) - start).bit_length() - 1)
-            sql = _values_sql(head, width, size)
-            self.conn.execute(sql, list(chain.from_iterable(rows[start : start + size])))
-            start += size
+        insert_rows(self.conn, head, width, rows)  # many rows per statement: see store_sql
 
     @staticmethod
     def _answer_row(response: Response, request: Request, now: str) -> tuple[Any, ...]:
