@@ -95,7 +95,10 @@ def test_ctrl_c_mid_run_is_exit_130_without_an_asyncio_trace(stub: Any, tmp_path
         args = [BIASATLAS, "run", "contact", "--study", str(tmp_path / "study"), "--model", "openai:stub-model",
                 "--base-url", server.url, "--limit", "60", "--concurrency", "8", "--structured", "off",
                 "--mode", "generate"]
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # As a terminal's Ctrl-C reaches a foreground command: a test run started in the background by a
+        # non-interactive shell (CI) ignores SIGINT, and a child inherits that (the run then never stops).
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 60
         while server.stats()["requests"] < 9 and time.monotonic() < deadline:  # the run is under way
             time.sleep(0.1)
