@@ -16,7 +16,6 @@ prompt (HTTP included) and the answers took 97% of the time; the first import 1.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import random
@@ -40,14 +39,6 @@ PLAN = ["--mode", "choice", "--max-tokens", "4", "--http", "choice_method=first_
 SERVERS = 2  # one per core, one thread each (tests/integration/servers/llama.py says why)
 
 
-def _llama() -> ModuleType:
-    path = Path(__file__).resolve().parent / "servers" / "llama.py"
-    spec = importlib.util.spec_from_file_location("llama_servers", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([BIASATLAS, *args], capture_output=True, text=True, timeout=600)
@@ -64,8 +55,10 @@ def jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
     return path
 
 
-def test_a_2000_prompt_plan_round_trips_with_nothing_lost_or_duplicated(tmp_path: Path) -> None:
-    llama = _llama()
+def test_a_2000_prompt_plan_round_trips_with_nothing_lost_or_duplicated(
+    tmp_path: Path, llama_servers: ModuleType
+) -> None:
+    llama = llama_servers
     study, other, files = tmp_path / "study", tmp_path / "other", tmp_path / "files"
     started = time.perf_counter()
     gguf = llama.requantized(tmp_path, "q8_0")

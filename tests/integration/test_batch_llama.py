@@ -9,7 +9,6 @@ tests/integration/servers/llama.py). The issue's 2,000-prompt plan is ``test_bat
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -31,14 +30,6 @@ BIASATLAS = str(Path(sys.executable).parent / "biasatlas")
 PROMPTS = int(os.environ.get("BIASATLAS_BATCH_PROMPTS", "201"))
 
 
-def _llama() -> ModuleType:
-    path = Path(__file__).resolve().parent / "servers" / "llama.py"
-    spec = importlib.util.spec_from_file_location("llama_servers", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([BIASATLAS, *args], capture_output=True, text=True, timeout=900)
@@ -51,8 +42,8 @@ def summary(study: Path) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k != "last_run"}  # run ids, dates and timings differ
 
 
-def test_batch_export_llama_import_equals_a_live_run(tmp_path: Path) -> None:
-    llama = _llama()
+def test_batch_export_llama_import_equals_a_live_run(tmp_path: Path, llama_servers: ModuleType) -> None:
+    llama = llama_servers
     plan = ["--limit", str(PROMPTS), "--mode", "choice", "--max-tokens", "4", "--http", "choice_method=first_token"]
     batch_study, live_study, files = tmp_path / "batch", tmp_path / "live", tmp_path / "files"
     with llama.llama_server(llama.requantized(tmp_path, "q8_0")) as url:

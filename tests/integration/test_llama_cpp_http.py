@@ -11,10 +11,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 
@@ -27,28 +25,10 @@ pytestmark = pytest.mark.slow
 CHOICE = GenerationSettings(mode="choice")
 
 
-def _servers() -> ModuleType:
-    """tests/integration/servers/llama.py: starting llama.cpp servers, and GGUF files of the embedded weights."""
-    path = Path(__file__).resolve().parent / "servers" / "llama.py"
-    spec = importlib.util.spec_from_file_location("llama_servers", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-LLAMA = _servers()
-
-
-def llama_server(model: Path, alias: str = "smollm2") -> Any:
-    """One llama.cpp server (one thread: servers/llama.py says why) for ``model``: its base URL."""
-    return LLAMA.llama_server(model, alias, n_ctx=2048)
-
-
 @pytest.fixture(scope="module")
-def f32_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def f32_gguf(tmp_path_factory: pytest.TempPathFactory, llama_servers: ModuleType) -> Path:
     """The embedded SmolLM2 weights as an F32 GGUF (the same numbers, de-quantised)."""
-    return Path(LLAMA.requantized(tmp_path_factory.mktemp("gguf"), "f32"))
+    return Path(llama_servers.requantized(tmp_path_factory.mktemp("gguf"), "f32"))
 
 
 def contact_prompts() -> list[Prompt]:
@@ -57,7 +37,7 @@ def contact_prompts() -> list[Prompt]:
     return build_prompts(ContactConfig(limit=100))[:88] + several[:12]
 
 
-def test_choice_probabilities_agree_with_the_local_backend(f32_gguf: Path) -> None:
+def test_choice_probabilities_agree_with_the_local_backend(f32_gguf: Path, llama_servers: ModuleType) -> None:
     from biasatlas.backends.local import LocalBackend
 
     prompts = contact_prompts()
@@ -66,7 +46,7 @@ def test_choice_probabilities_agree_with_the_local_backend(f32_gguf: Path) -> No
     local = LocalBackend(str(f32_gguf))
     by_local = {r.key: r for r in local.score_choices(requests)}
     local.close()
-    with llama_server(f32_gguf) as url:
+    with llama_servers.llama_server(f32_gguf, n_ctx=2048) as url:
         http = OpenAIBackend("smollm2", OpenAIOptions(base_url=url, concurrency=2, timeout=600, deadline=3600,
                                                       chat_template=str(f32_gguf)))
         by_http = {r.key: r for r in http.score_choices(requests)}
@@ -93,13 +73,13 @@ def _readable(prompt: Prompt, text: str | None) -> bool:
     return AnswerParser(str(prompt.meta["scale"]), prompt.language).parse(text).value is not None
 
 
-def test_structured_answers_are_readable(tmp_path: Path) -> None:
+def test_structured_answers_are_readable(tmp_path: Path, llama_servers: ModuleType) -> None:
     from biasatlas.backends.local import embedded_model_path
 
     prompts = build_prompts(ContactConfig(languages=["en", "de", "is"], scales=["certainty", "likelihood"], limit=30))
     requests = [Request(prompt=p, settings=GenerationSettings(max_tokens=16)) for p in prompts]
     shares, runs = {}, {}
-    with llama_server(embedded_model_path()) as url:
+    with llama_servers.llama_server(embedded_model_path(), n_ctx=2048) as url:
         for mode in ("auto", "off"):
             backend = OpenAIBackend("smollm2", OpenAIOptions(base_url=url, concurrency=2, timeout=300, deadline=3600,
                                                                     structured=mode))
