@@ -7,7 +7,6 @@ more server asks nothing (a fleet's id names the fleet, not its hosts).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -17,20 +16,8 @@ from types import ModuleType
 
 from biasatlas.store import Store
 
-STUB_PATH = Path(__file__).resolve().parent / "servers" / "openai_stub.py"
 BIASATLAS = str(Path(sys.executable).parent / "biasatlas")
 LIMIT = 600
-
-
-def load_stub() -> ModuleType:
-    if "openai_stub" in sys.modules:
-        return sys.modules["openai_stub"]
-    spec = importlib.util.spec_from_file_location("openai_stub", STUB_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["openai_stub"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def run(study: Path, urls: list[str], *extra: str) -> subprocess.Popen[str]:
@@ -42,8 +29,8 @@ def run(study: Path, urls: list[str], *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_fleet_one_server_killed_mid_run_every_prompt_answered_once(tmp_path: Path) -> None:
-    stub = load_stub()
+def test_fleet_one_server_killed_mid_run_every_prompt_answered_once(tmp_path: Path, openai_stub: ModuleType) -> None:
+    stub = openai_stub
     study = tmp_path / "study"
     servers = [stub.start_stub("--delay", "0.03") for _ in range(3)]
     victim = servers[1]
