@@ -4,13 +4,12 @@ into one study and one report; the same file again asks nothing."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -25,21 +24,11 @@ BIASATLAS = str(Path(sys.executable).with_name("biasatlas"))
 SERVED = "smollm2-served"
 
 
-def _llama_server(model: Path, alias: str) -> AbstractContextManager[str]:
-    """The llama.cpp server helper of test_llama_cpp_http.py (loaded by path: tests are not a package)."""
-    spec = importlib.util.spec_from_file_location("_llama_cpp_http", Path(__file__).with_name("test_llama_cpp_http.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    server: AbstractContextManager[str] = module.llama_server(model, alias=alias)
-    return server
-
-
 @pytest.fixture(scope="module")
-def served() -> Iterator[str]:
+def served(llama_servers: ModuleType) -> Iterator[str]:
     from biasatlas.backends.local import embedded_model_path
 
-    with _llama_server(embedded_model_path(), SERVED) as url:
+    with llama_servers.llama_server(embedded_model_path(), SERVED, n_ctx=2048) as url:
         yield url
 
 
