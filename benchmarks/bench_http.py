@@ -6,7 +6,8 @@ answer committed); (2) the CLI, ``biasatlas run contact --limit L`` into a fresh
 same number of requests, rated by the run's own clock (``totals.seconds``: plan, requests, store)
 and by the whole process's wall time (start-up and plan building included); (3) with ``--baseline``,
 a bare aiohttp client (no store, no pipeline) on the same stub, which tells the machine's load
-apart from the pipeline's cost; (4) with ``--split``, the backend alone (``OpenAIBackend`` drained,
+apart from the pipeline's cost, on the standard library's event loop and, where uvloop is installed,
+on uvloop's, the loop the library runs on (``library_event_loop`` in the JSON); (4) with ``--split``, the backend alone (``OpenAIBackend`` drained,
 no runner, no store), which tells the backend's cost apart from the runner's and the store's. CPU
 time per prompt is given for (1), (3) and (4): it moves less with the neighbours' load than rates.
 
@@ -110,8 +111,9 @@ def bench_pipeline(url: str, concurrency: int, n: int, mode: str) -> dict[str, A
     return {"seconds": round(wall, 3), "prompts_per_s": round(n / wall, 1), "cpu_us_per_prompt": round(cpu / n * 1e6)}
 
 
-def bench_bare(url: str, concurrency: int, n: int) -> dict[str, Any]:
-    """A bare aiohttp client: n POSTs with ``concurrency`` workers, bodies parsed, nothing stored."""
+def bench_bare(url: str, concurrency: int, n: int, loop: str = "asyncio") -> dict[str, Any]:
+    """A bare aiohttp client: n POSTs with ``concurrency`` workers, bodies parsed, nothing stored; on
+    the standard library's event loop, or on uvloop's (``loop="uvloop"``) as the library runs."""
     import aiohttp
 
     async def main() -> float:
@@ -139,10 +141,20 @@ def bench_bare(url: str, concurrency: int, n: int) -> dict[str, Any]:
             await asyncio.gather(*(worker() for _ in range(concurrency)))
             return time.perf_counter() - started
 
+    factory = None
+    if loop == "uvloop":
+        import uvloop
+
+        factory = uvloop.new_event_loop
     cpu = time.process_time()
-    wall = asyncio.run(main())
+    with asyncio.Runner(loop_factory=factory) as runner:
+        wall = runner.run(main())
     cpu = time.process_time() - cpu
     return {"seconds": round(wall, 3), "prompts_per_s": round(n / wall, 1), "cpu_us_per_prompt": round(cpu / n * 1e6)}
+
+
+def uvloop_installed() -> bool:
+    return importlib.util.find_spec("uvloop") is not None
 
 
 def contact_prompts(n: int) -> list[Any]:
@@ -288,7 +300,12 @@ def main() -> None:
             args.json.write_text(json.dumps(result, indent=2))
         return
     stub_mod = load_stub()
-    results: dict[str, Any] = {"delay_s": args.delay, "mode": args.mode, "cpus": os.cpu_count(), "levels": []}
+    from biasatlas.backends.http.loops import event_loop_name, new_event_loop
+
+    probe_loop = new_event_loop()
+    results: dict[str, Any] = {"delay_s": args.delay, "mode": args.mode, "cpus": os.cpu_count(), "levels": [],
+                               "library_event_loop": event_loop_name(probe_loop)}
+    probe_loop.close()
     flags = ["--delay", str(args.delay)] + ([] if args.parse else ["--canned"])
     results["stub"] = " ".join(flags)
     results["uptime_before"] = uptime()
@@ -317,6 +334,10 @@ def main() -> None:
                 row["bare_aiohttp_per_s"] = bare["prompts_per_s"]
                 row["bare_pct_of_ideal"] = round(100 * bare["prompts_per_s"] / ideal, 1)
                 row["bare_cpu_us_per_prompt"] = bare["cpu_us_per_prompt"]
+                if uvloop_installed():  # the bare client on the event loop the library runs on
+                    bare = bench_bare(stub.url, level, n, loop="uvloop")
+                    row["bare_uvloop_pct_of_ideal"] = round(100 * bare["prompts_per_s"] / ideal, 1)
+                    row["bare_uvloop_cpu_us_per_prompt"] = bare["cpu_us_per_prompt"]
             row["load_after"] = load()
             print(json.dumps(row), flush=True)
             results["levels"].append(row)

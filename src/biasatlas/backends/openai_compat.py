@@ -29,16 +29,17 @@ import os
 import time
 import warnings
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from biasatlas.backends.base import BackendError, BackendStopped, BackendWarning
 from biasatlas.backends.http.breaker import Breaker, Stopped
-from biasatlas.backends.http.bridge import Deadlines, make_runner, stream
+from biasatlas.backends.http.bridge import Deadlines, stream
 from biasatlas.backends.http.choosing import ChoiceScorer
 from biasatlas.backends.http.client import AttemptError, ChatClient, Fatal, RetryPolicy
 from biasatlas.backends.http.identity import backend_id, endpoint, fleet_id
+from biasatlas.backends.http.loops import event_loop_name, make_runner
 from biasatlas.backends.http.options import SETTABLE, OpenAIOptions, parse_settings
 from biasatlas.backends.http.setup import OPENAI_URL, check_server, needs_key, safe_url
 from biasatlas.backends.http.structured import StructuredAnswers
@@ -58,7 +59,9 @@ def request_seed(settings: GenerationSettings, sample_index: int) -> int:
 
 
 class OpenAIBackend:
-    """Chat completions from an OpenAI-compatible server, many at a time."""
+    """Chat completions from an OpenAI-compatible server, many at a time, requests pulled as asked (LazyBackend)."""
+
+    takes_requests_lazily = True
 
     def __init__(self, model: str, options: OpenAIOptions | None = None) -> None:
         if not model:
@@ -153,14 +156,14 @@ class OpenAIBackend:
                 warnings.warn(line, BackendWarning, stacklevel=2)  # a fleet's server that failed its check
 
     # ---- public API -------------------------------------------------------------------------
-    def generate(self, requests: Sequence[Request]) -> Iterator[Response]:
+    def generate(self, requests: Iterable[Request]) -> Iterator[Response]:
         return self._stream(requests, self._generate_one)
 
-    def score_choices(self, requests: Sequence[Request]) -> Iterator[Response]:
+    def score_choices(self, requests: Iterable[Request]) -> Iterator[Response]:
         return self._stream(requests, self._choice_one)
 
     def _stream(
-        self, requests: Sequence[Request], handle: Callable[[Request], Awaitable[Response | None]]
+        self, requests: Iterable[Request], handle: Callable[[Request], Awaitable[Response | None]]
     ) -> Iterator[Response]:
         """Responses as they finish; once the breaker opens, stop asking and raise BackendStopped."""
         self.breaker.start_run()
@@ -184,6 +187,7 @@ class OpenAIBackend:
         stats, self.stats = self.stats, HttpStats()
         stats.errors.update(self.breaker.take_errors())
         out: dict[str, Any] = {"http": stats.as_dict(self.options.price_prompt, self.options.price_completion)}
+        out["http"]["event_loop"] = event_loop_name(self._runner.loop)
         choice = self.choices.run_stats()
         if choice:
             out["choice_scoring"] = choice

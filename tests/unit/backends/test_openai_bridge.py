@@ -1,4 +1,5 @@
-"""The sync/async bridge: completion order, bounded look-ahead, cancellation, in both loop modes."""
+"""The sync/async bridge: completion order, bounded look-ahead, cancellation, in both loop modes and on
+both event loops (uvloop, the default where installed, and the standard library's)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from biasatlas.backends.http.bridge import InlineLoop, LoopThread, Slots, make_runner, stream
+from biasatlas.backends.http.bridge import Slots, stream
+from biasatlas.backends.http.loops import InlineLoop, LoopThread, make_runner
 
 
-@pytest.fixture(params=["inline", "thread"])
-def runner(request: pytest.FixtureRequest) -> Iterator[InlineLoop | LoopThread]:
-    r = make_runner(request.param)
+@pytest.fixture(params=["inline-uvloop", "inline-asyncio", "thread-uvloop", "thread-asyncio"])
+def runner(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[InlineLoop | LoopThread]:
+    kind, loop = request.param.split("-")
+    monkeypatch.setenv("BIASATLAS_EVENT_LOOP", loop)
+    r = make_runner(kind)
     yield r
     r.stop()
 

@@ -1,0 +1,80 @@
+"""Which event loop runs the HTTP requests: uvloop where installed, the standard library's when asked."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from biasatlas.backends.base import BackendError
+from biasatlas.backends.http.loops import InlineLoop, LoopThread, event_loop_name, new_event_loop
+
+
+def test_uvloop_by_default_where_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("uvloop")
+    monkeypatch.delenv("BIASATLAS_EVENT_LOOP", raising=False)
+    loop = new_event_loop()
+    try:
+        assert event_loop_name(loop) == "uvloop"
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("asked", ["asyncio", " AsyncIO "])
+def test_the_standard_loop_when_asked(monkeypatch: pytest.MonkeyPatch, asked: str) -> None:
+    monkeypatch.setenv("BIASATLAS_EVENT_LOOP", asked)
+    loop = new_event_loop()
+    try:
+        assert event_loop_name(loop) == "asyncio"
+        assert type(loop).__module__.startswith("asyncio")
+    finally:
+        loop.close()
+
+
+def test_a_loop_name_it_does_not_know_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BIASATLAS_EVENT_LOOP", "trio")
+    with pytest.raises(BackendError, match=r"BIASATLAS_EVENT_LOOP='trio': expected auto, uvloop or asyncio"):
+        new_event_loop()
+
+
+def test_uvloop_asked_but_missing_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_uvloop(name: str, *args: object, **kwargs: object) -> object:
+        if name == "uvloop":
+            raise ImportError("No module named 'uvloop'")
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_uvloop)
+    monkeypatch.setenv("BIASATLAS_EVENT_LOOP", "uvloop")
+    with pytest.raises(BackendError, match="uvloop is not installed"):
+        new_event_loop()
+    monkeypatch.setenv("BIASATLAS_EVENT_LOOP", "auto")  # auto falls back to the standard loop
+    loop = new_event_loop()
+    try:
+        assert event_loop_name(loop) == "asyncio"
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("loop_name", ["uvloop", "asyncio"])
+@pytest.mark.parametrize("runner_class", [InlineLoop, LoopThread])
+def test_both_runners_run_on_the_loop_asked(
+    monkeypatch: pytest.MonkeyPatch, runner_class: type[InlineLoop] | type[LoopThread], loop_name: str
+) -> None:
+    if loop_name == "uvloop":
+        pytest.importorskip("uvloop")
+    monkeypatch.setenv("BIASATLAS_EVENT_LOOP", loop_name)
+    runner = runner_class()
+    try:
+        assert event_loop_name(runner.loop) == loop_name
+
+        async def answer() -> int:
+            await asyncio.sleep(0.001)
+            return 42
+
+        assert runner.call(answer(), timeout=5) == 42
+    finally:
+        runner.stop()
