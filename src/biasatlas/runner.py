@@ -9,6 +9,7 @@ a SIGKILL loses none of them (one that arrived but was not yet committed is aske
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import queue
 import threading
@@ -16,14 +17,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from biasatlas import __version__
 from biasatlas.backends.base import Backend, BackendStopped, run_requests
+from biasatlas.planning import Plan
 from biasatlas.records import GenerationSettings, Prompt, Request, Response
 from biasatlas.store import Store
+
+if TYPE_CHECKING:
+    from biasatlas.backends.base import LazyBackend
 
 #: The most answers one transaction commits.
 COMMIT_EVERY = 256
@@ -74,13 +79,13 @@ class _Writer:
         self,
         store: Store,
         run_id: int,
-        plan: tuple[str, Sequence[Request], list[str]],
+        backend_id: str,
         every: int,
         within: float,
         on_commit: Callable[[int, int], None] | None,
     ) -> None:
-        self.store, self.run_id, self.every, self.within, self.on_commit = store, run_id, every, within, on_commit
-        self.plan: tuple[str, Sequence[Request], list[str]] | None = plan
+        self.store, self.run_id, self.backend_id = store, run_id, backend_id
+        self.every, self.within, self.on_commit = every, within, on_commit
         self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.backlog = 4 * every
         self.closing = threading.Event()  # set by close(): the last batch is committed without waiting
@@ -90,6 +95,12 @@ class _Writer:
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="biasatlas-store", daemon=True)
         self.thread.start()
+
+    def put_plan(self, requests: list[Request], keys: list[str]) -> None:
+        """Record a chunk of the plan: committed before any answer handed over after it."""
+        if self.error is not None:
+            raise self.error
+        self.queue.put(_PlanChunk(requests, keys))
 
     def put(self, response: Response, request: Request) -> None:
         if self.error is not None:
@@ -116,44 +127,49 @@ class _Writer:
 
     def _run(self) -> None:
         # Woken by the first answer, the writer waits ``within`` seconds (or until close; the GIL is free: no
-        # wake-up per answer), then takes what has arrived meanwhile, up to ``every``, in one commit.
+        # wake-up per answer), then takes what has arrived meanwhile, up to ``every``, in one commit. A chunk
+        # of the plan is committed the moment it is taken: its answers come after it in the queue.
         rested = False
-        try:  # the plan first: no answer is committed before the plan that asked it
-            assert self.plan is not None
-            self.store.record_plan(self.run_id, *self.plan)
-        except BaseException as exc:
-            self.error = exc
-            return
-        self.plan = None
-        while True:
-            first = self.queue.get()
-            if first is _STOP:
-                return
-            if not rested and self.within > 0:
-                self.closing.wait(self.within)
-            batch, stop = [first], False
-            while len(batch) < self.every:
-                try:
-                    item = self.queue.get_nowait()
-                except queue.Empty:
-                    break
-                if item is _STOP:
-                    stop = True
-                    break
-                batch.append(item)
-            rested = len(batch) >= self.every  # a full batch: more are waiting, commit them at once
-            try:
+        try:
+            while True:
+                first = self.queue.get()
+                if first is _STOP:
+                    return
+                if isinstance(first, _PlanChunk):
+                    self.store.record_plan(self.run_id, self.backend_id, first.requests, first.keys)
+                    continue
+                if not rested and self.within > 0:
+                    self.closing.wait(self.within)
+                batch, stop = [first], False
+                while len(batch) < self.every:
+                    try:
+                        item = self.queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is _STOP:
+                        stop = True
+                        break
+                    if isinstance(item, _PlanChunk):
+                        self.store.record_plan(self.run_id, self.backend_id, item.requests, item.keys)
+                        continue
+                    batch.append(item)
+                rested = len(batch) >= self.every  # a full batch: more are waiting, commit them at once
                 self.store.save_many(batch, self.run_id)
-            except BaseException as exc:  # raised in the runner's thread at its next answer
-                self.error = exc
-                return
-            for response, _ in batch:
-                (self.answered if response.ok else self.failed).add(response.key)
-            self.counts = (len(self.answered), len(self.failed - self.answered))
-            if self.on_commit is not None:
-                self.on_commit(*self.counts)
-            if stop:
-                return
+                for response, _ in batch:
+                    (self.answered if response.ok else self.failed).add(response.key)
+                self.counts = (len(self.answered), len(self.failed - self.answered))
+                if self.on_commit is not None:
+                    self.on_commit(*self.counts)
+                if stop:
+                    return
+        except BaseException as exc:  # raised in the runner's thread at its next answer
+            self.error = exc
+
+
+@dataclass(frozen=True)
+class _PlanChunk:
+    requests: list[Request]
+    keys: list[str]
 
 
 def build_requests(
@@ -219,18 +235,6 @@ def _run_plan(
     run_config.setdefault("versions", library_versions())
     run_id = store.start_run(probe, backend.id, run_config, __version__)
     totals = RunTotals(run_id=run_id)
-    requests = build_requests(prompts, settings, samples)
-    keys = [r.cache_key(backend.id) for r in requests]
-    totals.planned = len(requests)
-    cached = store.cached_keys(keys)  # read before the writer thread uses the connection
-    # Distinct missing keys only: the same question in two design cells is asked once.
-    todo: dict[str, Request] = {}
-    for request, key in zip(requests, keys, strict=True):
-        if key not in cached and key not in todo:
-            todo[key] = request
-    totals.cached = sum(1 for k in keys if k in cached)
-    # Length-sorted so batches hold similar lengths (less padding); the backend may re-sort.
-    pending = sorted(todo.values(), key=lambda r: len(r.prompt.text))
     outcome = "interrupted"
     columns = (
         TextColumn("[bold]{task.description}"),
@@ -239,29 +243,38 @@ def _run_plan(
         TextColumn("cached {task.fields[cached]} · new {task.fields[new]} · failed {task.fields[failed]}"),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, disable=not progress, transient=False) as bar:
-        task = bar.add_task(
-            f"{probe} · {backend.id}", total=len(todo), cached=totals.cached, new=0, failed=0
-        )
-        # The plan is committed by the writer, as its first transaction, while the first requests go out.
-        writer = _Writer(
-            store, run_id, (backend.id, requests, keys), max(1, commit_every), commit_within_s, on_commit
-        )
-
-        shown = (-1, -1)
+    lazy = cast("LazyBackend", backend) if getattr(backend, "takes_requests_lazily", False) else None
+    with Progress(*columns, disable=not progress, transient=False) as bar, contextlib.ExitStack() as stack:
+        # The plan is recorded by the writer, a chunk at a time, each before any of its requests is asked;
+        # the cache is read beside the writer, on a connection of its own (Store.key_reader).
+        lookup = stack.enter_context(store.key_reader())
+        writer = _Writer(store, run_id, backend.id, max(1, commit_every), commit_within_s, on_commit)
+        plan = Plan(prompts, settings, samples, backend.id, lookup, writer.put_plan)
+        task = bar.add_task(f"{probe} · {backend.id}", total=plan.planned, cached=0, new=0, failed=0)
+        shown = (-1, -1, -1)
 
         def show() -> None:  # acknowledged (committed) answers only; they change once per commit
             nonlocal shown
-            if writer.counts != shown:
-                shown = new, failed = writer.counts
+            now = (*writer.counts, plan.unkeyed)
+            if now != shown:
+                if now[2] != shown[2]:  # a chunk keyed since: what is left to ask is known better
+                    bar.update(task, total=len(plan.todo) + plan.unkeyed, cached=plan.cached_count())
+                new, failed, _ = shown = now
                 bar.update(task, completed=new + failed, new=new, failed=failed)
 
         try:
-            for response in run_requests(backend, pending):
-                asked = todo.get(response.key)
-                if asked is None:  # a backend must answer with the keys it was given
+            if lazy is not None:  # keyed as the backend takes them: the first requests go out at once
+                ask = lazy.score_choices if settings.mode == "choice" else lazy.generate
+                answers = ask(plan.pending())
+            else:  # keyed first; length-sorted so batches hold similar lengths (less padding)
+                answers = run_requests(backend, sorted(plan.pending(), key=lambda r: len(r.prompt.text)))
+            if progress:
+                show()
+            for response in answers:
+                request = plan.todo.get(response.key)
+                if request is None:  # a backend must answer with the keys it was given
                     raise RuntimeError(f"backend {backend.id} returned an unknown key {response.key}")
-                writer.put(response, asked)
+                writer.put(response, request)
                 if response.info.get("choice_fallback"):
                     totals.info["choice_fallback"] = response.info["choice_fallback"]
                 if progress:
@@ -271,10 +284,18 @@ def _run_plan(
             outcome = "stopped"
             totals.info["stop_reason"] = stop.reason
         finally:
+            try:  # the whole plan is recorded, even after an interrupt (a second Ctrl-C leaves it part-way)
+                plan.finish()
+            except KeyboardInterrupt:
+                outcome = "interrupted"
             writer.close()
-            show()
+            if progress:
+                show()
             # Counted per planned item: a key shared by several items counts for each of them.
+            keys = plan.keys
             unanswered = writer.failed - writer.answered
+            totals.planned = plan.planned
+            totals.cached = plan.cached_count()
             totals.new = sum(1 for k in keys if k in writer.answered)
             totals.failed = sum(1 for k in keys if k in unanswered)
             totals.pending = totals.planned - totals.cached - totals.new - totals.failed

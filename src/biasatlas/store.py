@@ -1,27 +1,27 @@
 """The study store: one SQLite file that is cache, archive and resume log at once.
 
-Responses are committed as they arrive, before anything parses them (the runner groups answers that
-arrive together into one transaction). Errors are kept in their own table and never served as
-answers, so the next run asks again. Schema changes go through the numbered migrations below.
-What the store writes besides answers (errors, info, run config and totals) is scrubbed of
-credentials; one answer's text is capped at ``MAX_ANSWER_CHARS``. A read-only study (an archived
-audit) opens for reading without writing anything to it.
+Responses are committed as they arrive, before anything parses them (the runner groups answers that arrive
+together into one transaction). Errors are kept in their own table and never served as answers, so the next
+run asks again. Schema changes go through the numbered migrations below. What the store writes besides
+answers (errors, info, run config, totals) is scrubbed of credentials; an answer is capped at
+``MAX_ANSWER_CHARS``. A read-only study (an archived audit) is never written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biasatlas.records import Request, Response, canonical_json, canonical_tree_json, scrub_text, scrub_value
-from biasatlas.store_sql import insert_rows
+from biasatlas.store_sql import answered_keys, insert_rows
 
 if TYPE_CHECKING:  # pandas is imported where frames are made: running a plan does not need it
     import pandas as pd
@@ -273,13 +273,13 @@ class Store:
         prompts = {r.prompt.id: r.prompt for r in requests}
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            self._insert(
-                "INSERT OR IGNORE INTO prompts VALUES ", 6,
+            insert_rows(  # many rows per statement: see store_sql
+                self.conn, "INSERT OR IGNORE INTO prompts VALUES ", 6,
                 [(pid, p.probe, p.language, *p.json_parts()) for pid, p in prompts.items()],
             )
             items = zip(requests, keys, strict=True)
-            self._insert(
-                "INSERT OR IGNORE INTO run_items VALUES ", 6,
+            insert_rows(
+                self.conn, "INSERT OR IGNORE INTO run_items VALUES ", 6,
                 [(run_id, r.prompt.id, k, backend_id, r.settings.mode, r.sample_index) for r, k in items],
             )
             self.conn.execute("COMMIT")
@@ -291,13 +291,16 @@ class Store:
     # ---- responses ----------------------------------------------------------------------------
     def cached_keys(self, keys: Iterable[str]) -> set[str]:
         """The subset of ``keys`` that already has a stored answer."""
-        wanted = list(dict.fromkeys(keys))
-        found: set[str] = set()
-        for start in range(0, len(wanted), 900):  # stay under SQLite's bound-parameter limit
-            chunk = wanted[start : start + 900]
-            sql = f"SELECT key FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
-            found.update(row[0] for row in self.conn.execute(sql, chunk))
-        return found
+        return answered_keys(self.conn, keys)
+
+    @contextlib.contextmanager
+    def key_reader(self) -> Iterator[Callable[[Iterable[str]], set[str]]]:
+        """:meth:`cached_keys` on a connection of its own, for a thread beside the writing one (WAL)."""
+        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        try:
+            yield lambda keys: answered_keys(conn, keys)
+        finally:
+            conn.close()
 
     def save(self, response: Response, request: Request, run_id: int | None = None) -> None:
         """Commit one response (or its error) now."""
@@ -318,17 +321,15 @@ class Store:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             if errors:
-                self._insert("INSERT INTO errors (key, backend_id, run_id, error, created_at) VALUES ", 5, errors)
+                head = "INSERT INTO errors (key, backend_id, run_id, error, created_at) VALUES "
+                insert_rows(self.conn, head, 5, errors)
             if answers:
-                self._insert("INSERT OR IGNORE INTO responses VALUES ", 11, answers)
+                insert_rows(self.conn, "INSERT OR IGNORE INTO responses VALUES ", 11, answers)
             self.conn.execute("COMMIT")
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
-
-    def _insert(self, head: str, width: int, rows: Sequence[tuple[Any, ...]]) -> None:
-        insert_rows(self.conn, head, width, rows)  # many rows per statement: see store_sql
 
     @staticmethod
     def _answer_row(response: Response, request: Request, now: str) -> tuple[Any, ...]:

@@ -1,4 +1,5 @@
-"""Many rows per INSERT statement, for the study store (``biasatlas.store``).
+"""SQL of the study store's hot path (``biasatlas.store``): many rows per INSERT statement, and which
+keys already have an answer.
 
 ``executemany`` steps once per row and gives up the GIL for each step: a batch of answers committed
 beside a busy event loop became one GIL hand-over per row (the writer waits for the loop's thread,
@@ -10,7 +11,7 @@ powers of two, so a handful of statements stay cached. Rows are inserted in orde
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from itertools import chain
 from typing import Any
@@ -36,3 +37,14 @@ def insert_rows(conn: sqlite3.Connection, head: str, width: int, rows: Sequence[
         size = 1 << (min(most, len(rows) - start).bit_length() - 1)
         conn.execute(values_sql(head, width, size), list(chain.from_iterable(rows[start : start + size])))
         start += size
+
+
+def answered_keys(conn: sqlite3.Connection, keys: Iterable[str]) -> set[str]:
+    """The subset of ``keys`` that has a stored answer (``responses``), looked up through ``conn``."""
+    wanted = list(dict.fromkeys(keys))
+    found: set[str] = set()
+    for start in range(0, len(wanted), 900):  # stay under SQLite's bound-parameter limit
+        chunk = wanted[start : start + 900]
+        sql = f"SELECT key FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+        found.update(row[0] for row in conn.execute(sql, chunk))
+    return found

@@ -10,6 +10,7 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -240,3 +241,97 @@ def test_sigkill_loses_no_answer_that_was_acknowledged(tmp_path: Path) -> None:
         stored = conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
     assert acknowledged >= 300
     assert stored >= acknowledged
+
+
+# ---- a backend that takes its requests lazily (the HTTP one): the plan is keyed while it asks -----------
+class LazyFake(FakeBackend):
+    """FakeBackend pulling its requests one by one, as the HTTP backend's workers do."""
+
+    takes_requests_lazily = True
+
+    def __init__(self, on_pull: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.on_pull = on_pull
+
+    def _respond(self, requests: Any, choice: bool) -> Any:
+        def pulled() -> Any:
+            for request in requests:
+                if self.on_pull is not None:
+                    self.on_pull(request)
+                yield request
+
+        return super()._respond(pulled(), choice)
+
+
+def test_a_lazy_backend_gets_its_first_request_before_the_plan_is_keyed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import biasatlas.planning as planning
+
+    monkeypatch.setattr(planning, "CHUNK", 16)
+    keyed_at_first_pull: list[int] = []
+    store = Store(tmp_path)
+    statements: list[str] = []
+    before = Store.record_plan
+
+    def record_plan(self: Store, *args: Any) -> Any:
+        statements.append("plan")
+        return before(self, *args)
+
+    monkeypatch.setattr(Store, "record_plan", record_plan)
+
+    def on_pull(request: Any) -> None:
+        if not keyed_at_first_pull:
+            keyed_at_first_pull.append(len(statements))
+
+    backend = LazyFake(on_pull=on_pull)
+    totals = run_plan(_prompts(200), backend, store, GenerationSettings(mode="choice"), progress=False)
+    assert (totals.status, totals.planned, totals.new, totals.cached) == ("complete", 200, 200, 0)
+    assert len(backend.calls) == 200
+    assert len(statements) == 200 // 16 + 1  # the plan recorded a chunk at a time...
+    assert keyed_at_first_pull[0] < len(statements)  # ...and the first request asked before the last chunk
+    items = store.conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id = ?", (totals.run_id,)).fetchone()[0]
+    assert items == 200
+
+
+def test_with_a_lazy_backend_no_answer_is_committed_before_its_plan(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import biasatlas.planning as planning
+
+    monkeypatch.setattr(planning, "CHUNK", 8)
+    db = tmp_path / DB_NAME
+    orphans: list[int] = []
+
+    def on_commit(answered: int, failed: int) -> None:  # seen from another connection, as after a SIGKILL
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            orphans.append(conn.execute(
+                "SELECT COUNT(*) FROM responses r WHERE NOT EXISTS (SELECT 1 FROM run_items i WHERE i.key = r.key)"
+            ).fetchone()[0])
+
+    totals = run_plan(_prompts(300), LazyFake(), Store(tmp_path), GenerationSettings(mode="choice"), progress=False,
+                      on_commit=on_commit, commit_every=5, commit_within_s=0.0)
+    assert totals.new == 300 and len(orphans) >= 300 // 5 // 2
+    assert set(orphans) == {0}
+
+
+def test_a_lazy_run_interrupted_early_still_records_its_whole_plan_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import biasatlas.planning as planning
+
+    monkeypatch.setattr(planning, "CHUNK", 10)
+    # the last five ask the first five's questions again, in other design cells (other meta)
+    prompts = _prompts(95) + [p.model_copy(update={"meta": {"i": 1000 + i}}) for i, p in enumerate(_prompts(5))]
+    store = Store(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        run_plan(prompts, LazyFake(interrupt_after=12), store, GenerationSettings(mode="choice"), progress=False)
+    run = store.last_run()
+    assert run is not None and run["status"] == "interrupted"
+    items = store.conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id = ?", (run["run_id"],)).fetchone()[0]
+    assert items == 100  # every item planned, though 12 were asked
+    # counted per planned item: the 12 answered keys are 17 items (five asked in two cells)
+    assert (run["totals"]["planned"], run["totals"]["new"], run["totals"]["pending"]) == (100, 17, 83)
+    again = LazyFake()
+    totals = run_plan(prompts, again, store, GenerationSettings(mode="choice"), progress=False)
+    assert (totals.status, totals.cached, totals.new) == ("complete", 17, 83)
+    assert len(again.calls) == 83 and len({r.cache_key(again.id) for r in again.calls}) == 83

@@ -272,3 +272,22 @@ def test_rows_stored_in_chunks_equal_rows_stored_one_by_one(tmp_path: Path, limi
     assert len(got) == 300 and got[5][3] == "A5"
     assert [r[:-1] for r in got] == [r[:-1] for r in want]  # every column but created_at
     assert errors == [(failed.key, "m", 3, "boom")]
+
+
+def test_the_key_reader_sees_committed_answers_beside_an_open_write_transaction(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    requests = [Request(prompt=Prompt(probe="p", language="en", messages=(Message(role="user", content=f"Q{i}"),)))
+                for i in range(3)]
+    keys = [r.cache_key("m") for r in requests]
+    store.save(Response(key=keys[0], backend_id="m", text="A"), requests[0])
+    store.save(Response(key=keys[1], backend_id="m", error="failed"), requests[1])  # an error is no answer
+    with store.key_reader() as cached:
+        assert cached(keys) == {keys[0]}
+        store.conn.execute("BEGIN IMMEDIATE")  # the writer mid-transaction: the reader neither waits nor sees it
+        row = store._answer_row(Response(key=keys[2], backend_id="m", text="B"), requests[2], "now")
+        store.conn.execute(f"INSERT INTO responses VALUES ({', '.join('?' * len(row))})", row)
+        assert cached(keys) == {keys[0]}
+        store.conn.execute("COMMIT")
+        assert cached(keys) == {keys[0], keys[2]}
+        assert cached(keys * 400) == {keys[0], keys[2]}  # many keys: chunks under SQLite's parameter limit
+    store.close()

@@ -49,6 +49,17 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
+class LazyBackend(Backend, Protocol):
+    """A backend that pulls its requests from an iterable as it asks them (``takes_requests_lazily``
+    true: the HTTP backend), so the runner keys the rest of a plan while the first requests are out."""
+
+    takes_requests_lazily: bool
+
+    def generate(self, requests: Iterable[Request]) -> Iterable[Response]: ...
+
+    def score_choices(self, requests: Iterable[Request]) -> Iterable[Response]: ...
+
+
 def run_requests(backend: Backend, requests: Sequence[Request]) -> Iterator[Response]:
     """Dispatch requests to ``generate`` or ``score_choices`` by their mode (one call per mode)."""
     choice = [r for r in requests if r.settings.mode == "choice"]
