@@ -284,10 +284,13 @@ def _run_plan(
             outcome = "stopped"
             totals.info["stop_reason"] = stop.reason
         finally:
+            plan_error: Exception | None = None
             try:  # the whole plan is recorded, even after an interrupt (a second Ctrl-C leaves it part-way)
                 plan.finish()
             except KeyboardInterrupt:
                 outcome = "interrupted"
+            except Exception as exc:  # a failed writer (raised below) or cache lookup: the run is recorded first
+                plan_error, outcome = exc, "interrupted"
             writer.close()
             if progress:
                 show()
@@ -314,4 +317,6 @@ def _run_plan(
             store.finish_run(run_id, outcome, totals.as_dict())
     if writer.error is not None:  # the store failed after the last answer was handed over
         raise writer.error
+    if plan_error is not None:
+        raise plan_error
     return totals

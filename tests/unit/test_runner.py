@@ -335,3 +335,31 @@ def test_a_lazy_run_interrupted_early_still_records_its_whole_plan_and_resumes(
     totals = run_plan(prompts, again, store, GenerationSettings(mode="choice"), progress=False)
     assert (totals.status, totals.cached, totals.new) == ("complete", 17, 83)
     assert len(again.calls) == 83 and len({r.cache_key(again.id) for r in again.calls}) == 83
+
+
+def test_a_store_that_fails_mid_lazy_run_stops_it_with_its_error_and_records_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import biasatlas.planning as planning
+
+    monkeypatch.setattr(planning, "CHUNK", 10)
+    store = Store(tmp_path)
+    real = store.save_many
+    calls = 0
+
+    def failing(items: Any, run_id: Any = None) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise sqlite3.OperationalError("database or disk is full")
+        real(items, run_id)
+
+    store.save_many = failing  # type: ignore[method-assign]
+    backend = LazyFake()
+    with pytest.raises(sqlite3.OperationalError, match="disk is full"):
+        run_plan(_prompts(100), backend, store, GenerationSettings(mode="choice"), progress=False,
+                 commit_every=5, commit_within_s=0.0)
+    run = store.last_run()
+    assert run is not None and run["status"] == "interrupted"
+    assert store.response_count() == run["totals"]["new"] >= 1  # the first batch, acknowledged
+    assert len(backend.calls) < 100  # it stopped asking
