@@ -14,7 +14,7 @@ import platform
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, cast
@@ -262,6 +262,7 @@ def _run_plan(
                 new, failed, _ = shown = now
                 bar.update(task, completed=new + failed, new=new, failed=failed)
 
+        answers: Iterable[Response] = ()
         try:
             if lazy is not None:  # keyed as the backend takes them: the first requests go out at once
                 ask = lazy.score_choices if settings.mode == "choice" else lazy.generate
@@ -286,6 +287,9 @@ def _run_plan(
         finally:
             plan_error: Exception | None = None
             try:  # the whole plan is recorded, even after an interrupt (a second Ctrl-C leaves it part-way)
+                close = getattr(answers, "close", None)
+                if close is not None:  # nothing more is asked: a loop in a thread of its own stops pulling
+                    close()
                 plan.finish()
             except KeyboardInterrupt:
                 outcome = "interrupted"

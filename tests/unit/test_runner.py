@@ -363,3 +363,77 @@ def test_a_store_that_fails_mid_lazy_run_stops_it_with_its_error_and_records_the
     assert run is not None and run["status"] == "interrupted"
     assert store.response_count() == run["totals"]["new"] >= 1  # the first batch, acknowledged
     assert len(backend.calls) < 100  # it stopped asking
+
+
+def test_an_interrupt_stops_a_backend_looping_in_its_own_thread_before_the_plan_is_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The HTTP backend under Jupyter runs its loop in a thread that pulls requests by itself: after
+    Ctrl-C in the runner it must stop pulling before the rest of the plan is recorded."""
+    import asyncio
+
+    import biasatlas.planning as planning
+    import biasatlas.runner as runner
+    from biasatlas.backends.http.bridge import stream
+    from biasatlas.backends.http.loops import LoopThread
+    from biasatlas.records import Response
+
+    monkeypatch.setattr(planning, "CHUNK", 10)
+    pulled: list[str] = []
+
+    class ThreadedLazy:
+        id = "fake:threaded"
+        takes_requests_lazily = True
+
+        def __init__(self) -> None:
+            self.loop = LoopThread()
+
+        def score_choices(self, requests: Any) -> Any:
+            async def handle(request: Any) -> Response:
+                pulled.append(request.prompt.text)
+                await asyncio.sleep(0.001)
+                return Response(key=request.cache_key(self.id), backend_id=self.id, text="Yes")
+
+            return stream(self.loop, requests, handle, 4)
+
+        generate = score_choices
+
+        def close(self) -> None:
+            self.loop.stop()
+
+    real_put = runner._Writer.put
+    seen = 0
+
+    def put(self: Any, response: Any, request: Any) -> None:
+        nonlocal seen
+        seen += 1
+        if seen == 20:
+            raise KeyboardInterrupt  # Ctrl-C lands in the runner's own loop body
+        real_put(self, response, request)
+
+    monkeypatch.setattr(runner._Writer, "put", put)
+    real_finish = planning.Plan.finish
+    during_finish: list[int] = []
+
+    def finish(self: Any) -> None:  # slowed, so a backend still pulling would be seen pulling
+        during_finish.append(len(pulled))
+        time.sleep(0.1)
+        real_finish(self)
+        during_finish.append(len(pulled))
+
+    monkeypatch.setattr(planning.Plan, "finish", finish)
+    backend = ThreadedLazy()
+    store = Store(tmp_path)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_plan(_prompts(500), backend, store, GenerationSettings(mode="choice"), progress=False)
+        asked = len(pulled)
+        time.sleep(0.2)
+        assert len(pulled) == asked < 500  # nothing asked after run_plan returned...
+        assert during_finish[0] == during_finish[1] == asked  # ...nor while the rest of the plan was recorded
+        run = store.last_run()
+        assert run is not None and run["status"] == "interrupted"
+        items = store.conn.execute("SELECT COUNT(*) FROM run_items WHERE run_id = ?", (run["run_id"],)).fetchone()[0]
+        assert items == 500
+    finally:
+        backend.close()
