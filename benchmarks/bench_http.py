@@ -7,13 +7,19 @@ same number of requests, rated by the run's own clock (``totals.seconds``: plan,
 and by the whole process's wall time (start-up and plan building included); (3) with ``--baseline``,
 a bare aiohttp client (no store, no pipeline) on the same stub, which tells the machine's load
 apart from the pipeline's cost, on the standard library's event loop and, where uvloop is installed,
-on uvloop's, the loop the library runs on (``library_event_loop`` in the JSON); (4) with ``--split``, the backend alone (``OpenAIBackend`` drained,
-no runner, no store), which tells the backend's cost apart from the runner's and the store's. CPU
-time per prompt is given for (1), (3) and (4): it moves less with the neighbours' load than rates.
+on uvloop's, the loop the library runs on (``library_event_loop`` in the JSON); (4) with ``--split``,
+the backend alone (``OpenAIBackend`` drained, no runner, no store), which tells the backend's cost
+apart from the runner's and the store's. CPU time per prompt is given for (1), (3) and (4): it moves
+less with the neighbours' load than rates.
 
     .venv/bin/python benchmarks/bench_http.py [--delay 0.05] [--levels 1,8,32,128] [--baseline] [--split]
         [--no-cli] [--json OUT]
     .venv/bin/python benchmarks/bench_http.py --no-network 20000 [--plan contact]  # client CPU per prompt, no server
+    .venv/bin/python benchmarks/bench_http.py --loops 6 [--levels 128]  # event loops alternated, medians
+
+``--loops N`` times, at each level, the backend alone, the library and the bare client on the standard
+library's event loop and on uvloop's, alternated N times in one process (the neighbours' load moves
+the rates by more than the loop does between two runs a minute apart; alternation shares it out).
 
 The stub runs in its own process, as a real server would; on a 2-core machine it shares the cores
 with the client, so the load average (printed) matters: note it with the figures.
@@ -157,6 +163,35 @@ def uvloop_installed() -> bool:
     return importlib.util.find_spec("uvloop") is not None
 
 
+def bench_loops(url: str, level: int, n: int, mode: str, rounds: int) -> dict[str, Any]:
+    """The backend alone, the library and the bare client on each event loop, alternated ``rounds`` times."""
+    import statistics
+
+    runs: dict[str, list[dict[str, Any]]] = {}
+    saved = os.environ.get("BIASATLAS_EVENT_LOOP")
+    try:
+        for _ in range(rounds):
+            for loop in ("asyncio", "uvloop"):
+                os.environ["BIASATLAS_EVENT_LOOP"] = loop
+                runs.setdefault(f"backend_{loop}", []).append(bench_backend(url, level, n, mode))
+                runs.setdefault(f"library_{loop}", []).append(bench_pipeline(url, level, n, mode))
+                runs.setdefault(f"bare_{loop}", []).append(bench_bare(url, level, n, loop=loop))
+    finally:
+        if saved is None:
+            os.environ.pop("BIASATLAS_EVENT_LOOP", None)
+        else:
+            os.environ["BIASATLAS_EVENT_LOOP"] = saved
+    return {
+        name: {
+            "prompts_per_s": [r["prompts_per_s"] for r in rows],
+            "cpu_us_per_prompt": [r["cpu_us_per_prompt"] for r in rows],
+            "median_prompts_per_s": statistics.median(r["prompts_per_s"] for r in rows),
+            "median_cpu_us_per_prompt": statistics.median(r["cpu_us_per_prompt"] for r in rows),
+        }
+        for name, rows in runs.items()
+    }
+
+
 def contact_prompts(n: int) -> list[Any]:
     """About n prompts of the contact plan, as ``biasatlas run contact --limit n`` asks them."""
     from biasatlas.probes import load_probe
@@ -289,6 +324,7 @@ def main() -> None:
                     "network (N prompts, answered at once), then exit")
     ap.add_argument("--plan", choices=("bench", "contact"), default="bench",
                     help="with --no-network: short bench prompts or the contact plan's (as the CLI asks)")
+    ap.add_argument("--loops", type=int, metavar="N", help="only the event-loop comparison: N alternations per level")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     if args.no_network:
@@ -312,7 +348,17 @@ def main() -> None:
     print(results["uptime_before"], flush=True)
     with stub_mod.start_stub(*flags) as stub:
         bench_pipeline(stub.url, 8, 200, args.mode)  # warm-up: imports, connections, page cache
-        for level in (int(x) for x in args.levels.split(",")):
+        for level in (int(x) for x in args.levels.split(",")) if args.loops else ():
+            ideal = level / args.delay
+            n = max(40, int(ideal * args.seconds))
+            loops = bench_loops(stub.url, level, n, args.mode, args.loops)
+            for got in loops.values():
+                got["median_pct_of_ideal"] = round(100 * got["median_prompts_per_s"] / ideal, 1)
+            row = {"concurrency": level, "prompts": n, "ideal_per_s": ideal, "event_loops": loops, "load_after": load()}
+            print(json.dumps({"concurrency": level, **{k: (v["median_pct_of_ideal"], v["median_cpu_us_per_prompt"])
+                                                       for k, v in loops.items()}}), flush=True)
+            results["levels"].append(row)
+        for level in (int(x) for x in args.levels.split(",")) if not args.loops else ():
             ideal = level / args.delay
             n = max(40, int(ideal * args.seconds))
             row: dict[str, Any] = {"concurrency": level, "prompts": n, "ideal_per_s": ideal, "load_before": load()}
@@ -341,7 +387,7 @@ def main() -> None:
             row["load_after"] = load()
             print(json.dumps(row), flush=True)
             results["levels"].append(row)
-        if not args.no_cli:
+        if not args.no_cli and not args.loops:
             results["cli_startup_s"] = cli_startup()
             print(json.dumps({"cli_startup_s (biasatlas --help)": results["cli_startup_s"]}), flush=True)
     results["uptime_after"] = uptime()
