@@ -196,12 +196,13 @@ def run_plan(
 ) -> RunTotals:
     """Ask ``backend`` every prompt × sample not already answered in ``store``.
 
-    The plan is recorded first (the writer's first transaction, committed while the first
-    requests are out), so an interrupted run leaves a complete record of what was intended;
-    answers are committed as they arrive (see the module's docstring), and
-    ``on_commit(answered, failed)`` is called (from the writer thread) after each commit. A
-    KeyboardInterrupt marks the run ``interrupted`` (keeping every answer) and propagates; a
-    backend that raises :class:`BackendStopped` ends the run ``stopped`` with
+    The plan is recorded a chunk at a time (:mod:`biasatlas.planning`), each chunk committed before
+    any of its requests is asked, and the rest after an interrupt, so an interrupted run leaves a
+    complete record of what was intended; a backend that takes its requests lazily (HTTP) gets the
+    first ones while the rest is keyed, others the whole plan, keyed first. Answers are committed as
+    they arrive (see the module's docstring), and ``on_commit(answered, failed)`` is called (from the
+    writer thread) after each commit. A KeyboardInterrupt marks the run ``interrupted`` (keeping every
+    answer) and propagates; a backend that raises :class:`BackendStopped` ends the run ``stopped`` with
     ``info["stop_reason"]``. Re-running asks only what is missing.
     """
     from biasatlas.backends.http.bridge import quiet_gc  # asyncio: imported when a run starts
