@@ -10,25 +10,27 @@ from biasatlas.backends.base import BackendError
 from biasatlas.backends.http.loops import InlineLoop, LoopThread, event_loop_name, new_event_loop
 
 
+def made_loop() -> tuple[str, str]:
+    """(event_loop_name, the module of its class) of a fresh loop from new_event_loop, closed again."""
+    loop = new_event_loop()
+    try:
+        return event_loop_name(loop), type(loop).__module__
+    finally:
+        loop.close()
+
+
 def test_uvloop_by_default_where_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("uvloop")
     monkeypatch.delenv("BIASATLAS_EVENT_LOOP", raising=False)
-    loop = new_event_loop()
-    try:
-        assert event_loop_name(loop) == "uvloop"
-    finally:
-        loop.close()
+    assert made_loop()[0] == "uvloop"
 
 
 @pytest.mark.parametrize("asked", ["asyncio", " AsyncIO "])
 def test_the_standard_loop_when_asked(monkeypatch: pytest.MonkeyPatch, asked: str) -> None:
     monkeypatch.setenv("BIASATLAS_EVENT_LOOP", asked)
-    loop = new_event_loop()
-    try:
-        assert event_loop_name(loop) == "asyncio"
-        assert type(loop).__module__.startswith("asyncio")
-    finally:
-        loop.close()
+    name, module = made_loop()
+    assert name == "asyncio"
+    assert module.startswith("asyncio")
 
 
 def test_a_loop_name_it_does_not_know_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -52,11 +54,7 @@ def test_uvloop_asked_but_missing_says_so(monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(BackendError, match="uvloop is not installed"):
         new_event_loop()
     monkeypatch.setenv("BIASATLAS_EVENT_LOOP", "auto")  # auto falls back to the standard loop
-    loop = new_event_loop()
-    try:
-        assert event_loop_name(loop) == "asyncio"
-    finally:
-        loop.close()
+    assert made_loop()[0] == "asyncio"
 
 
 @pytest.mark.parametrize("loop_name", ["uvloop", "asyncio"])
