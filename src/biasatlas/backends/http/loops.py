@@ -2,7 +2,7 @@
 
 Either is a uvloop event loop where uvloop is installed (a core dependency, except on Windows): its
 loop, transports and timers are C, which at thousands of requests a second cuts the client's CPU per
-request by 7-13 % (docs/performance.md). ``BIASATLAS_EVENT_LOOP=asyncio`` asks for the standard
+request by 5-12 % (docs/performance.md). ``BIASATLAS_EVENT_LOOP=asyncio`` asks for the standard
 library's loop instead (``uvloop`` insists on uvloop; ``auto``, the default, takes it where installed).
 """
 
