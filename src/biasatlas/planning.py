@@ -3,9 +3,8 @@
 Keying a large plan costs about 15 µs a request (the request, its key, the cache lookup): 5,000
 prompts are 80 ms before the first request could go out. A backend that takes its requests lazily
 (the HTTP backend's workers pull them one by one) gets the first chunk's at once and the rest as
-it asks for them: the first requests go out at once (the keying is the same work, so throughput
-does not change: docs/performance.md). Other backends (the
-local one sorts and batches the whole list) get the whole list, keyed before they start.
+it asks for them (the keying is the same work, so throughput does not change: docs/performance.md).
+Other backends (the local one sorts and batches the whole list) get the whole list, keyed first.
 
 Each chunk is handed to ``on_chunk`` (the runner's writer records it) *before* any of its requests
 is released, so a chunk's plan is always committed before its answers. :meth:`Plan.finish` keys and
