@@ -143,9 +143,10 @@ class Prompt(BaseModel):
 
 
 class GenerationSettings(BaseModel):
-    """How to ask: the mode and the decoding settings."""
+    """How to ask: the mode and the decoding settings (finite numbers only: a temperature of
+    ``inf`` is not JSON in a request body, and a local backend would sample noise)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
     mode: Mode = "generate"
     max_tokens: int = Field(default=16, ge=1)
     temperature: float = Field(default=0.0, ge=0.0)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import base64
 import json
 
+import pytest
+from pydantic import ValidationError
+
 from biasatlas.records import (
     GenerationSettings,
     Message,
@@ -184,3 +187,11 @@ def test_a_copy_with_other_fields_has_its_own_id_and_keys() -> None:
     later = request.model_copy(update={"sample_index": 3})
     assert later.cache_key("b") == Request(prompt=prompt, sample_index=3).cache_key("b") != request.cache_key("b")
     assert request.cache_key("b") == Request(prompt=prompt).cache_key("b")  # the original's memo is untouched
+
+
+@pytest.mark.parametrize("field", ["temperature", "top_p"])
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_decoding_settings_refuse_non_finite_numbers(field: str, value: float) -> None:
+    # temperature=inf passed ge=0: a body with "Infinity" is not JSON, and a local backend would sample noise
+    with pytest.raises(ValidationError):
+        GenerationSettings(mode="generate", **{field: value})
