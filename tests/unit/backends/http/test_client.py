@@ -1,4 +1,4 @@
-"""The HTTP client's JSON: request bodies byte for byte as json.dumps, answers parsed as json.loads."""
+"""The HTTP client's JSON: request bodies read back as the value sent, answers parsed as json.loads."""
 
 from __future__ import annotations
 
@@ -10,15 +10,35 @@ import pytest
 
 from biasatlas.backends.http.client import encode_body, parse_json
 
+# Written from JSON's rules, not from the encoder: each body, the value a server reads back from the bytes.
+BODIES = [
+    ({"model": "m", "messages": [{"role": "user", "content": "Ça va? 🙂 \u0007 \n \"quoted\" </script>"}],
+      "max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": 20}, None),
+    ({"model": "m", "temperature": 0.7, "top_p": 1e-05, "seed": 2**40, "stop": None,
+      "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": {"enum": ["Oui", "日本"]}}}},
+     None),
+    ({"model": "m", "seed": 2**70, "n": -(2**64)}, None),  # integers past 64 bits, exactly
+    ({"model": "m", "logit_bias": {1234: -100, 5: 2.5}}, {"model": "m", "logit_bias": {"1234": -100, "5": 2.5}}),
+    ({"model": "m", "messages": ("a", "b"), "content": "nullable null"}, {"model": "m", "messages": ["a", "b"],
+                                                                         "content": "nullable null"}),
+    ({"model": "m", "temperature": 0.1 + 0.2, "top_p": 5e-324, "x": 1.7976931348623157e308}, None),
+]
 
-@pytest.mark.parametrize("body", [
-    {"model": "m", "messages": [{"role": "user", "content": "Ça va? 🙂 \u0007 \n \"quoted\" </script>"}],
-     "max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": 20},
-    {"model": "m", "temperature": 0.7, "top_p": 1e-05, "seed": 2**40, "stop": None,
-     "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": {"enum": ["Oui", "日本"]}}}},
-])
-def test_request_bodies_are_the_bytes_json_dumps_gives(body: dict[str, Any]) -> None:
-    assert encode_body(body) == json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+@pytest.mark.parametrize(("body", "read_back"), BODIES)
+def test_a_request_body_reads_back_as_the_same_json_value(body: dict[str, Any], read_back: Any) -> None:
+    raw = encode_body(body)
+    assert isinstance(raw, bytes)
+    got = json.loads(raw.decode("utf-8"))  # strict UTF-8 JSON, as a server reads it
+    assert got == (body if read_back is None else read_back)
+    assert json.dumps(got) == json.dumps(body if read_back is None else read_back)  # same types (1 is not 1.0)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_a_body_with_a_non_finite_number_is_refused_not_sent_as_null(value: float) -> None:
+    # NaN/Infinity are not JSON: a server would refuse them, and sent as null it would take its default instead
+    with pytest.raises(ValueError, match="JSON"):
+        encode_body({"model": "m", "temperature": value})
 
 
 @pytest.mark.parametrize("raw", [
