@@ -252,6 +252,8 @@ def test_cli_export_import_and_one_line_errors(tmp_path: Path) -> None:
     done = runner.invoke(app, ["batch", "import", "--study", str(study), str(answers)])
     assert done.exit_code == 0, done.output
     assert f"{answers}:13: truncated line" in done.output and "12 answers" in done.output
+    # the lines counted are every line read, and the parts add up to them (12 answers + 1 unreadable)
+    assert "read 13 lines: 12 answers and 0 errors stored," in done.output and "1 unreadable" in done.output
     done = runner.invoke(app, ["summary", "--study", str(study), "--json"])
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["contact"]["items"] == {"answered": 12}
