@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -29,9 +30,20 @@ GOALS = {32: 90.0, 128: 85.0}  # issue 16, point 3: % of ideal through the CLI
 SIDES = ("cli", "library", "backend_alone", "bare", "bare_uvloop")
 
 
-def one_round(url: str, level: int, n: int, ideal: float, mode: str) -> dict[str, Any]:
-    """Every side once at ``level``: % of ideal and CPU µs per prompt (the CLI's CPU is not measured)."""
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far (None where /proc is not there)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one_round(url: str, level: int, n: int, ideal: float, mode: str, stub_pid: int) -> dict[str, Any]:
+    """Every side once at ``level``: % of ideal and CPU µs per prompt (the CLI's CPU is not measured),
+    and the stub's CPU µs per request over the round."""
     row: dict[str, Any] = {"load_before": bench_http.load()}
+    stub_before = process_cpu_s(stub_pid)
     cli = bench_http.bench_cli(url, level, n)
     row["cli"] = {"pct": round(100 * cli["distinct_requests"] / cli["runner_s"] / ideal, 1),
                   "wall_pct": round(100 * cli["distinct_requests"] / cli["wall_s"] / ideal, 1)}
@@ -42,6 +54,9 @@ def one_round(url: str, level: int, n: int, ideal: float, mode: str) -> dict[str
         ("bare_uvloop", bench_http.bench_bare(url, level, n, loop="uvloop")),
     ):
         row[side] = {"pct": round(100 * timed["prompts_per_s"] / ideal, 1), "cpu_us": timed["cpu_us_per_prompt"]}
+    stub_after = process_cpu_s(stub_pid)
+    if stub_before is not None and stub_after is not None:  # five runs of about n requests each
+        row["stub_cpu_us_per_request"] = round((stub_after - stub_before) / (5 * n) * 1e6)
     row["load_after"] = bench_http.load()
     return row
 
@@ -77,15 +92,17 @@ def main() -> None:
                                "rounds": {str(level): [] for level in levels}}
     print(results["uptime_before"], flush=True)
     with bench_http.load_stub().start_stub("--delay", str(args.delay), "--canned") as stub:
+        assert stub.process is not None  # its own process: its CPU is read from /proc
         bench_http.bench_pipeline(stub.url, 8, 200, args.mode)  # warm-up: imports, connections, page cache
         for k in range(args.rounds):
             for level in levels:
                 ideal = level / args.delay
-                row = one_round(stub.url, level, max(40, int(ideal * args.seconds)), ideal, args.mode)
+                row = one_round(stub.url, level, max(40, int(ideal * args.seconds)), ideal, args.mode, stub.process.pid)
                 results["rounds"][str(level)].append(row)
                 print(json.dumps({"round": k + 1, "concurrency": level,
                                   **{s: row[s]["pct"] for s in SIDES},
                                   "bare_cpu_us": row["bare"]["cpu_us"], "library_cpu_us": row["library"]["cpu_us"],
+                                  "stub_cpu_us": row.get("stub_cpu_us_per_request"),
                                   "load": row["load_after"]}), flush=True)
     results["summary"] = [summarise(level, results["rounds"][str(level)]) for level in levels]
     results["uptime_after"] = bench_http.uptime()
