@@ -158,7 +158,8 @@ def import_(
     if result.unknown:
         console.print(f"warning: {result.unknown} lines name requests no batch export of this study wrote (another "
                       f"study or plan?), not stored: {', '.join(result.unknown_ids)}", markup=False)
-    console.print(f"read {result.lines + len(result.bad)} lines: {result.answers} answers and {result.errors} errors stored, "
+    read = result.lines + len(result.bad)  # every line, so that the parts below add up to it
+    console.print(f"read {read} lines: {result.answers} answers and {result.errors} errors stored, "
                   f"{result.already} held already, {result.duplicates} duplicates, {result.unknown} unknown, "
                   f"{len(result.bad)} unreadable", markup=False)
     for run_id, counts in result.runs.items():
