@@ -37,7 +37,7 @@ _BODY_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators
 
 
 def encode_body(body: dict[str, Any]) -> bytes:
-    """A request body as POSTed: compact UTF-8 JSON, by orjson (0.3 µs a body against 5 for ``json``).
+    """A request body as POSTed: compact UTF-8 JSON, by orjson (0.7 µs a chat body against 4.4 for ``json``).
 
     Bodies whose JSON holds ``null`` go through the standard module instead: orjson writes NaN and
     infinities as ``null`` (a server would then apply its default: a silently different request),
