@@ -58,6 +58,29 @@ class RunTotals:
 RECORDED_PACKAGES = ("torch", "transformers", "peft", "gguf", "aiohttp", "scipy", "statsmodels")
 
 
+def installed_version(name: str) -> str | None:
+    """The version of the installed distribution ``name``, as ``importlib.metadata.version`` reads it
+    (None: not installed).
+
+    Taken from the metadata's header block alone: ``metadata.version`` parses the whole file with
+    the email parser, long description included (~1 ms a package, 7 of the 12 ms before a run's
+    first request). Headers end at the first blank line; field names ignore case.
+    """
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return None
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO")
+    if not text:
+        return dist.version  # an unusual layout: the library's own reading
+    for line in text.splitlines():
+        if not line.strip():
+            return None
+        if line[:8].lower() == "version:":
+            return line[8:].lstrip(" \t")  # (trailing blanks kept, as the email parser keeps them)
+    return None
+
+
 def library_versions() -> dict[str, str | None]:
     """Versions of biasatlas, Python and the libraries that can change answers (None: not installed).
 
@@ -65,10 +88,7 @@ def library_versions() -> dict[str, str | None]:
     """
     versions: dict[str, str | None] = {"biasatlas": __version__, "python": platform.python_version()}
     for name in RECORDED_PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
+        versions[name] = installed_version(name)
     return versions
 
 

@@ -18,7 +18,7 @@ from biasatlas import __version__
 from biasatlas.backends.base import BackendStopped
 from biasatlas.backends.fake import FakeBackend
 from biasatlas.records import GenerationSettings, Message, Prompt
-from biasatlas.runner import library_versions, run_plan
+from biasatlas.runner import installed_version, library_versions, run_plan
 from biasatlas.store import DB_NAME, Store
 
 
@@ -111,17 +111,45 @@ def test_every_run_records_settings_backend_and_library_versions(tmp_path: Path)
 
 
 def test_a_library_that_is_not_installed_is_recorded_as_none(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = metadata.version
+    real = metadata.distribution
 
-    def version(name: str) -> str:
+    def distribution(name: str) -> metadata.Distribution:
         if name == "torch":  # an HTTP-only install
             raise metadata.PackageNotFoundError(name)
         return real(name)
 
-    monkeypatch.setattr(metadata, "version", version)
+    monkeypatch.setattr(metadata, "distribution", distribution)
     versions = library_versions()
     assert versions["torch"] is None
-    assert versions["transformers"] == real("transformers")
+    assert versions["transformers"] == metadata.version("transformers")
+
+
+def test_installed_version_reads_what_importlib_metadata_reads_for_every_installed_distribution() -> None:
+    names = sorted({d.metadata["Name"] for d in metadata.distributions() if d.metadata["Name"]})
+    assert len(names) > 50  # the whole environment, not a handful
+    assert {name: installed_version(name) for name in names} == {name: metadata.version(name) for name in names}
+    assert installed_version("no-such-distribution-biasatlas") is None
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ("Metadata-Version: 2.1\nName: demo\nVersion: 1.2.3\n", "1.2.3"),
+        ("Metadata-Version: 2.1\nName: demo\nversion: 4.0rc1\n", "4.0rc1"),  # field names ignore case
+        ("Metadata-Version: 2.1\nName: demo\nVersion:   2.0.post1\n", "2.0.post1"),
+        # the description after the blank line may say "Version:" too: only the headers count
+        ("Metadata-Version: 2.1\nName: demo\nVersion: 0.9\n\nVersion: 5.0 (in the description)\n", "0.9"),
+        ("Metadata-Version: 2.1\nName: demo\nSummary: no version header\n\nVersion: 5.0\n", None),
+    ],
+)
+def test_installed_version_takes_the_version_header_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, headers: str, expected: str | None
+) -> None:
+    info = tmp_path / "demo-0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(headers, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert installed_version("demo") == expected == metadata.version("demo")
 
 
 # ---- a backend that stops the run (a circuit breaker opened) ------------------------------------
