@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -24,13 +23,7 @@ def llama_servers() -> ModuleType:
 
 @pytest.fixture(scope="session")
 def openai_stub() -> ModuleType:
-    """tests/integration/servers/openai_stub.py, the OpenAI-compatible test server (one module per session)."""
-    if "openai_stub" in sys.modules:
-        return sys.modules["openai_stub"]
-    spec = importlib.util.spec_from_file_location("openai_stub", Path(__file__).resolve().parent / "servers"
-                                                  / "openai_stub.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["openai_stub"] = module  # the stub's own subprocess helpers look it up by name
-    spec.loader.exec_module(module)
-    return module
+    """tests/integration/servers/openai_stub.py, the OpenAI-compatible test server (on pytest's pythonpath)."""
+    import openai_stub
+
+    return openai_stub

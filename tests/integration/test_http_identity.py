@@ -7,29 +7,14 @@ hold two backends, each with its own answers.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
+
+import openai_stub as stub_mod  # tests/integration/servers/, on pytest's pythonpath (pyproject.toml)
 
 from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
 from biasatlas.records import GenerationSettings, Message, Prompt
 from biasatlas.runner import run_plan
 from biasatlas.store import Store
-
-STUB_PATH = Path(__file__).resolve().parent / "servers" / "openai_stub.py"
-
-
-def _load_stub() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("openai_stub", STUB_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["openai_stub"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-stub_mod = _load_stub()
 
 PROMPTS = [
     Prompt(

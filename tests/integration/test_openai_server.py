@@ -20,9 +20,9 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import openai_stub as stub_mod  # tests/integration/servers/, on pytest's pythonpath (pyproject.toml)
 import pytest
 
 from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
@@ -33,21 +33,8 @@ from biasatlas.store import DB_NAME, Store
 
 pytestmark = pytest.mark.slow
 
-STUB_PATH = Path(__file__).resolve().parent / "servers" / "openai_stub.py"
 BIASATLAS = str(Path(sys.executable).parent / "biasatlas")
 FAKE_KEY = "sk-biasatlas-canary-3b9e41d07c5a"
-
-
-def _load_stub() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("openai_stub", STUB_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["openai_stub"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-stub_mod = _load_stub()
 
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:

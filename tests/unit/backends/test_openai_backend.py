@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import socket
-import sys
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import openai_stub as stub_mod  # tests/integration/servers/, on pytest's pythonpath (pyproject.toml)
 import pytest
 
 from biasatlas.backends.base import BackendError
@@ -19,20 +17,7 @@ from biasatlas.records import GenerationSettings, Message, Prompt
 from biasatlas.runner import run_plan
 from biasatlas.store import Store
 
-STUB_PATH = Path(__file__).resolve().parents[2] / "integration" / "servers" / "openai_stub.py"
 FAKE_KEY = "sk-biasatlas-test-KEY-7f3c9a1e5d"
-
-
-def load_stub() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("openai_stub", STUB_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["openai_stub"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-stub_mod = load_stub()
 
 
 def prompts(n: int, options: tuple[str, ...] = ("Yes", "No")) -> list[Prompt]:

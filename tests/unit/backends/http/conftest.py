@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import openai_stub as stub_mod  # tests/integration/servers/, on pytest's pythonpath (pyproject.toml)
 import pytest
 
 from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
 from biasatlas.records import Message, Prompt
-
-STUB_PATH = Path(__file__).resolve().parents[3] / "integration" / "servers" / "openai_stub.py"
-
-
-def load_stub() -> ModuleType:
-    if "openai_stub" in sys.modules:
-        return sys.modules["openai_stub"]
-    spec = importlib.util.spec_from_file_location("openai_stub", STUB_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["openai_stub"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-stub_mod = load_stub()
 
 
 @pytest.fixture(scope="session")
