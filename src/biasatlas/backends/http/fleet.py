@@ -106,7 +106,8 @@ class FleetClient:
         o = options
         self.name, self.model, self.breaker = name, model, breaker
         self.policy = RetryPolicy(o.max_retries, o.backoff_initial, o.backoff_max, o.retry_after_max)
-        self.max_failures, self.stall, self.health_every = o.fleet_failures, o.fleet_stall, o.fleet_health_every
+        self.max_failures, self.health_every = o.fleet_failures, o.fleet_health_every
+        self.stall = o.fleet_stall if o.fleet_stall is not None else o.timeout  # see OpenAIOptions.fleet_stall
         self.check_timeout = min(o.timeout, 30.0)
         self.endpoints = [
             Endpoint(i, ChatClient(url, headers, concurrency=n, timeout=o.timeout, connect_timeout=o.connect_timeout,

@@ -100,7 +100,9 @@ class OpenAIOptions(BaseModel):
     endpoints: list[EndpointSpec] = Field(default_factory=list)
     fleet: str | None = None
     fleet_failures: int = Field(default=3, ge=1)  # failed attempts in a row that drain an endpoint
-    fleet_stall: float = Field(default=60.0, gt=0)  # seconds without an answer, requests outstanding: drained
+    # seconds without an answer, requests outstanding: drained. None: the attempt timeout (an answer may take
+    # that long: a shorter stall drains servers that are slow but on time, and their requests never finish)
+    fleet_stall: float | None = Field(default=None, gt=0)
     fleet_health_every: float = Field(default=5.0, gt=0)  # seconds between health checks of a drained endpoint
 
     @field_validator("fleet")

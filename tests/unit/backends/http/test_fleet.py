@@ -209,6 +209,45 @@ def test_a_stalled_endpoint_is_drained_and_its_requests_go_elsewhere(servers: An
     spans.assert_one_at_a_time()
 
 
+@pytest.mark.parametrize(("settings", "stall"), [
+    ({"timeout": 300.0}, 300.0),  # slow generations: an attempt may take 5 minutes, so may a stall
+    ({"timeout": 2.0}, 2.0),
+    ({}, 60.0),  # the attempt timeout's default
+    ({"timeout": 300.0, "fleet_stall": 90.0}, 90.0),  # set: as given
+])
+def test_a_stall_is_as_long_as_an_attempt_may_take_unless_set(settings: dict[str, float], stall: float) -> None:
+    """A stall shorter than the attempt timeout drained servers whose answers were slow but on time,
+    cancelling them to be asked again elsewhere, as slowly: with timeout=300 and answers of 90 s,
+    no answer could ever finish."""
+    loop = asyncio.new_event_loop()
+
+    async def make() -> FleetClient:
+        urls = [("http://127.0.0.1:9/v1", 4), ("http://127.0.0.1:10/v1", 4)]
+        return FleetClient("f", urls, {}, model="m", options=OpenAIOptions(connect_timeout=1, **settings))
+
+    client = loop.run_until_complete(make())
+    try:
+        assert client.stall == stall
+        assert client.describe(str)["fleet_stall"] == stall  # the run record states the value in force
+    finally:
+        loop.run_until_complete(client.close())
+        loop.close()
+
+
+def test_answers_slower_than_a_short_stall_but_within_the_timeout_drain_nothing(
+    servers: Any, make_prompts: Any
+) -> None:
+    slow_a, slow_b = servers("--delay", "0.6"), servers("--delay", "0.6")
+    backend = fleet([slow_a.url, slow_b.url], concurrency=2, timeout=2.0)  # fleet_stall not set
+    try:
+        responses = ask(backend, make_prompts, 8)
+        stats = backend.run_stats()
+    finally:
+        backend.close()
+    assert all(r.ok for r in responses)
+    assert [row["drained"] for row in stats["fleet"]["endpoints"]] == [0, 0]
+
+
 def test_a_drained_endpoint_comes_back_after_a_health_check(stub: Any, servers: Any, make_prompts: Any) -> None:
     steady, flaky = servers("--delay", "0.01"), stub.start_stub_thread("--delay", "0.01")
     port = flaky.port
