@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from biasatlas.stats.paired import mcnemar_paired
+from biasatlas.stats.paired import mcnemar_paired, no_spread
 
 COLUMNS = ["model", "language", "measure", "estimate", "ci_low", "ci_high", "test", "n", "p", "p_adj", "significant"]
 
@@ -79,8 +79,9 @@ def samaritan_headline(outcomes: pd.DataFrame) -> pd.DataFrame:
             if len(paired) < 2:
                 continue
             diff = paired["group"] - paired["control"]
-            if float(diff.std(ddof=1)) == 0.0:
-                p, low, high = (1.0 if diff.mean() == 0 else 0.0), float(diff.mean()), float(diff.mean())
+            why = no_spread(paired["group"].to_numpy(float), paired["control"].to_numpy(float))
+            if why is not None:  # t is 0/0 or c/0 (equal but for rounding included): its limits, no scipy warning
+                p, low, high = (1.0 if why.startswith("no pair") else 0.0), float(diff.mean()), float(diff.mean())
             else:
                 res = sps.ttest_rel(paired["group"], paired["control"])
                 interval = res.confidence_interval(0.95)

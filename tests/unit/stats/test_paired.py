@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,7 @@ from biasatlas.stats.paired import (
     mcnemar_paired,
     newcombe_paired_ci,
     paired_mean_difference,
+    paired_t,
 )
 from biasatlas.stats.proportions import mean_interval
 
@@ -80,3 +82,42 @@ def test_mean_interval_is_the_t_interval() -> None:
     assert all(math.isnan(v) for v in mean_interval(np.array([]))[0:1])
     one = mean_interval(np.array([0.4]))
     assert one[0] == 0.4 and math.isnan(one[1])
+
+
+# Paired samples with no spread in their differences (a model that answers the same number for every
+# scenario, or identical answers before and after): the t statistic is 0/0 or c/0. scipy returns NaN
+# or an infinite t with p 0 and warns "Precision loss ... Results may be unreliable", a warning that
+# reached the terminal of `biasatlas summary`. The values stay scipy's (their limit); the warning goes,
+# and the method says why.
+NO_SPREAD = [
+    # (x, y, t, p, mean difference, words in the method)
+    ([50.0, 50.0, 50.0, 50.0], [50.0, 50.0, 50.0, 50.0], math.nan, math.nan, 0.0, "no pair differs"),
+    ([53.0, 53.0, 53.0], [50.0, 50.0, 50.0], math.inf, 0.0, 3.0, "every difference"),
+    ([0.2, 0.4, 0.6], [0.7, 0.9, 1.1], -math.inf, 0.0, -0.5, "every difference"),
+    ([7.0, 7.0], [7.0, 7.0], math.nan, math.nan, 0.0, "no pair differs"),
+]
+
+
+@pytest.mark.parametrize(("x", "y", "t", "p", "mean", "words"), NO_SPREAD)
+def test_no_spread_in_the_differences_gives_scipys_limit_without_a_warning(
+    x: list[float], y: list[float], t: float, p: float, mean: float, words: str
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the test
+        diff = paired_mean_difference(np.array(x), np.array(y))
+        dz = paired_t(np.array(x), np.array(y))
+    for res in (diff, dz):
+        assert res.n == len(x)
+        assert (math.isnan(res.statistic) and math.isnan(t)) or res.statistic == t
+        assert (math.isnan(res.p) and math.isnan(p)) or res.p == p
+        assert res.ci_low == pytest.approx(mean) and res.ci_high == pytest.approx(mean)
+        assert words in res.method
+    assert diff.effect == pytest.approx(mean)
+    assert math.isnan(dz.effect)  # Cohen's d_z: no spread, undefined
+
+
+def test_differences_with_any_spread_are_scipys_t_test() -> None:
+    x, y = np.array([53.0, 53.0, 54.0]), np.array([50.0, 50.0, 50.0])
+    res, expected = paired_t(x, y), sps.ttest_rel(x, y)
+    assert res.statistic == pytest.approx(expected.statistic) and res.p == pytest.approx(expected.pvalue)
+    assert res.method == "paired t-test"

@@ -23,6 +23,7 @@ import yaml
 
 from biasatlas.probes.stories.seeds import load_seeds
 from biasatlas.records import Message, Prompt
+from biasatlas.stats.paired import no_spread
 from biasatlas.stats.proportions import wilson_interval
 from biasatlas.store import Store
 
@@ -227,17 +228,26 @@ def alignment(llm: pd.DataFrame, human: pd.DataFrame) -> dict[str, Any]:
             out["spearman"] = {"rho": float(sr.statistic), "p": float(sr.pvalue), "n": len(common),
                                "test": "Spearman rank correlation (scipy.stats.spearmanr)"}
         diff = y - x
-        t = ss.ttest_1samp(diff, 0.0)
-        tci = t.confidence_interval()
+        test = "one-sample t-test on per-association differences"
+        why = no_spread(y, x)
+        if why is None:
+            t = ss.ttest_1samp(diff, 0.0)
+            tci = t.confidence_interval()
+            p: float | None = float(t.pvalue)
+            low, high = float(tci.low), float(tci.high)
+        else:  # every difference the same: t is 0/0 or c/0 (scipy warns); its limits, said so
+            p = None if why.startswith("no pair differs") else 0.0  # (None: JSON has no NaN)
+            low = high = float(diff.mean())
+            test += f" ({why})"
         out["mean_difference_llm_minus_human"] = {
-            "mean": float(diff.mean()), "ci95": [float(tci.low), float(tci.high)], "p": float(t.pvalue),
-            "n": len(common), "test": "one-sample t-test on per-association differences"}
+            "mean": float(diff.mean()), "ci95": [low, high], "p": p, "n": len(common), "test": test}
         per_attr = []
         for attr in sorted({p for k in common for p in (parse_key(k)[0], parse_key(k)[2])}):
             idx = [k for k in common if attr in (parse_key(k)[0], parse_key(k)[2])]
-            d = (l_mean[idx] - h_mean[idx]).to_numpy(float)
+            lx, hx = l_mean[idx].to_numpy(float), h_mean[idx].to_numpy(float)
+            d = lx - hx
             row = {"attribute": attr, "n": len(idx), "mean_difference": float(d.mean())}
-            if len(idx) >= 2 and np.ptp(d) > 0:
+            if len(idx) >= 2 and no_spread(lx, hx) is None:  # (differences equal but for rounding: no interval)
                 ci_a = ss.ttest_1samp(d, 0.0).confidence_interval()
                 row["ci95"] = [float(ci_a.low), float(ci_a.high)]
             per_attr.append(row)

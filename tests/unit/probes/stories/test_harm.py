@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -118,6 +120,22 @@ def test_alignment_uses_scipy_and_median_rule(tmp_path):
     matrix = result["agreement_matrix"]
     assert matrix["humans"]["fake:judge"] == pytest.approx(0.75)
     assert matrix["humans"]["humans"] == 1.0
+
+
+@pytest.mark.parametrize(("shift", "p", "words"), [(0, None, "no pair differs"), (1, 0.0, "every difference is +1")])
+def test_alignment_when_every_llm_rating_differs_from_the_humans_by_the_same_amount(
+    shift: int, p: float | None, words: str
+) -> None:
+    """No spread in the differences: the t-test is undefined; scipy warned "Results may be unreliable"
+    onto the user's terminal. Now its limits, no warning, and the test names why."""
+    human = _humans()
+    means = human.groupby("association")["harm"].mean()
+    llm = pd.DataFrame({"association": means.index, "rater": "fake:judge", "harm": means.to_numpy() + shift})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = harm.alignment(llm, human)["mean_difference_llm_minus_human"]
+    assert result["mean"] == pytest.approx(shift) and result["ci95"] == pytest.approx([shift, shift])
+    assert result["p"] == p and words in result["test"] and result["n"] == 4
 
 
 def test_language_specificity_reach_and_group_shift():
