@@ -79,9 +79,9 @@ def samaritan_headline(outcomes: pd.DataFrame) -> pd.DataFrame:
             if len(paired) < 2:
                 continue
             diff = paired["group"] - paired["control"]
-            why = no_spread(paired["group"].to_numpy(float), paired["control"].to_numpy(float))
-            if why is not None:  # t is 0/0 or c/0 (equal but for rounding included): its limits, no scipy warning
-                p, low, high = (1.0 if why.startswith("no pair") else 0.0), float(diff.mean()), float(diff.mean())
+            flat = no_spread(paired["group"].to_numpy(float), paired["control"].to_numpy(float))
+            if flat is not None:  # t is 0/0 or c/0 (equal but for rounding included): its limits, no scipy warning
+                p, low, high = (1.0 if math.isnan(flat.p) else flat.p), flat.mean, flat.mean
             else:
                 res = sps.ttest_rel(paired["group"], paired["control"])
                 interval = res.confidence_interval(0.95)

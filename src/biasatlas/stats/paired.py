@@ -117,12 +117,23 @@ def cochran_q(wide: pd.DataFrame) -> TestResult:
                       math.nan, math.nan)
 
 
-def no_spread(x: np.ndarray, y: np.ndarray) -> str | None:
-    """Why a paired t-test of x − y is undefined, or None when it is defined.
+@dataclass(frozen=True)
+class NoSpread:
+    """A paired t-test whose differences have no spread: scipy's limits, and why (for the method's name)."""
+
+    why: str
+    t: float  # NaN (0/0) or ±inf (c/0)
+    p: float  # NaN or 0
+    mean: float  # the one difference (0 when no pair differs)
+
+
+def no_spread(x: np.ndarray, y: np.ndarray) -> NoSpread | None:
+    """The paired t-test of x − y when it is undefined, or None when it is defined.
 
     Every difference equal (up to the rounding of the subtraction: 4 units in the last place of the
     largest value) leaves the t statistic 0/0 (no pair differs) or c/0 (every difference is c);
     scipy then returns NaN or an infinite t with p 0, and warns that its result may be unreliable.
+    Here are the same limits, without scipy and its warning.
     """
     d = x - y
     scale = max(float(np.max(np.abs(x))), float(np.max(np.abs(y))), np.finfo(float).tiny)
@@ -130,15 +141,9 @@ def no_spread(x: np.ndarray, y: np.ndarray) -> str | None:
     if len(d) < 2 or float(np.ptp(d)) > rounding:
         return None
     mean = float(d.mean())
-    return "no pair differs: t undefined" if abs(mean) <= rounding else f"every difference is {mean:+.4g}: t infinite"
-
-
-def _t_without_spread(d: np.ndarray, why: str) -> tuple[float, float, float]:
-    """(t, p, mean) of differences without spread: scipy's limits (NaN and NaN, or ±inf and 0), no warning."""
-    mean = float(d.mean())
-    if why.startswith("no pair differs"):
-        return math.nan, math.nan, 0.0
-    return math.copysign(math.inf, mean), 0.0, mean
+    if abs(mean) <= rounding:
+        return NoSpread("no pair differs: t undefined", math.nan, math.nan, 0.0)
+    return NoSpread(f"every difference is {mean:+.4g}: t infinite", math.copysign(math.inf, mean), 0.0, mean)
 
 
 def paired_t(x: np.ndarray, y: np.ndarray, alpha: float = 0.05) -> TestResult:
@@ -149,10 +154,10 @@ def paired_t(x: np.ndarray, y: np.ndarray, alpha: float = 0.05) -> TestResult:
     n = len(d)
     if n < 2:
         return TestResult("paired t-test", n, math.nan, math.nan, math.nan, "Cohen's d_z", math.nan, math.nan)
-    why = no_spread(x[ok], y[ok])
-    if why is not None:
-        t, p, mean = _t_without_spread(d, why)
-        return TestResult(f"paired t-test ({why})", n, t, p, math.nan, "Cohen's d_z", mean, mean)
+    flat = no_spread(x[ok], y[ok])
+    if flat is not None:
+        return TestResult(f"paired t-test ({flat.why})", n, flat.t, flat.p, math.nan, "Cohen's d_z", flat.mean,
+                          flat.mean)
     res = sps.ttest_rel(x[ok], y[ok])
     ci = res.confidence_interval(confidence_level=1 - alpha)
     sd = d.std(ddof=1)
@@ -189,10 +194,10 @@ def paired_mean_difference(after: np.ndarray, before: np.ndarray, alpha: float =
     n = len(d)
     if n < 2:
         return TestResult("paired t-test", n, math.nan, math.nan, math.nan, label, math.nan, math.nan)
-    why = no_spread(x[ok], y[ok])
-    if why is not None:
-        t, p, mean = _t_without_spread(d, why)
-        return TestResult(f"paired t-test ({why}; d_z undefined)", n, t, p, mean, label, mean, mean)
+    flat = no_spread(x[ok], y[ok])
+    if flat is not None:
+        return TestResult(f"paired t-test ({flat.why}; d_z undefined)", n, flat.t, flat.p, flat.mean, label,
+                          flat.mean, flat.mean)
     res = sps.ttest_rel(x[ok], y[ok])
     interval = res.confidence_interval(confidence_level=1 - alpha)
     sd = d.std(ddof=1)

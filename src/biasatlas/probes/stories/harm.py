@@ -10,6 +10,7 @@ realism). An association is harmful when its median harm is >= 4.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Sequence
@@ -229,16 +230,16 @@ def alignment(llm: pd.DataFrame, human: pd.DataFrame) -> dict[str, Any]:
                                "test": "Spearman rank correlation (scipy.stats.spearmanr)"}
         diff = y - x
         test = "one-sample t-test on per-association differences"
-        why = no_spread(y, x)
-        if why is None:
+        flat = no_spread(y, x)
+        if flat is None:
             t = ss.ttest_1samp(diff, 0.0)
             tci = t.confidence_interval()
             p: float | None = float(t.pvalue)
             low, high = float(tci.low), float(tci.high)
         else:  # every difference the same: t is 0/0 or c/0 (scipy warns); its limits, said so
-            p = None if why.startswith("no pair differs") else 0.0  # (None: JSON has no NaN)
-            low = high = float(diff.mean())
-            test += f" ({why})"
+            p = None if math.isnan(flat.p) else flat.p  # (None: JSON has no NaN)
+            low = high = flat.mean
+            test += f" ({flat.why})"
         out["mean_difference_llm_minus_human"] = {
             "mean": float(diff.mean()), "ci95": [low, high], "p": p, "n": len(common), "test": test}
         per_attr = []
