@@ -65,6 +65,14 @@ def ask(backend: OpenAIBackend, make_prompts: Any, n: int, mode: str = "generate
     return responses
 
 
+def ask_and_close(backend: OpenAIBackend, make_prompts: Any, n: int) -> tuple[list[Response], dict[str, Any]]:
+    """:func:`ask`, then the backend's run stats; the backend is closed either way."""
+    try:
+        return ask(backend, make_prompts, n), backend.run_stats()
+    finally:
+        backend.close()
+
+
 def answered_once(*servers: Any, n: int) -> None:
     """The stubs answered every prompt exactly once between them (a stub counts complete answers it sent)."""
     total: Counter[str] = Counter()
@@ -170,11 +178,7 @@ def test_a_failing_endpoint_is_drained_and_every_prompt_answered_once(servers: A
     bad = servers("--chat-status", "500")
     backend = fleet([s.url for s in (*good, bad)], concurrency=4, fleet_failures=3)
     spans = Spans(backend)
-    try:
-        responses = ask(backend, make_prompts, 120)
-        stats = backend.run_stats()
-    finally:
-        backend.close()
+    responses, stats = ask_and_close(backend, make_prompts, 120)
     assert all(r.ok for r in responses), [r.error for r in responses if not r.ok][:3]
     rows = {row["url"]: row for row in stats["fleet"]["endpoints"]}
     assert rows[bad.url]["answered"] == 0 and rows[bad.url]["drained"] == 1 and not rows[bad.url]["live"]
@@ -191,11 +195,7 @@ def test_a_stalled_endpoint_is_drained_and_its_requests_go_elsewhere(servers: An
     backend = fleet([good.url, hung.url], concurrency=4, fleet_stall=0.4, timeout=30.0)
     spans = Spans(backend)
     started = time.perf_counter()
-    try:
-        responses = ask(backend, make_prompts, 60)
-        stats = backend.run_stats()
-    finally:
-        backend.close()
+    responses, stats = ask_and_close(backend, make_prompts, 60)
     seconds = time.perf_counter() - started
     assert all(r.ok for r in responses) and seconds < 5, seconds  # not the 30 s timeout of an attempt
     rows = {row["url"]: row for row in stats["fleet"]["endpoints"]}
@@ -239,11 +239,7 @@ def test_answers_slower_than_a_short_stall_but_within_the_timeout_drain_nothing(
 ) -> None:
     slow_a, slow_b = servers("--delay", "0.6"), servers("--delay", "0.6")
     backend = fleet([slow_a.url, slow_b.url], concurrency=2, timeout=2.0)  # fleet_stall not set
-    try:
-        responses = ask(backend, make_prompts, 8)
-        stats = backend.run_stats()
-    finally:
-        backend.close()
+    responses, stats = ask_and_close(backend, make_prompts, 8)
     assert all(r.ok for r in responses)
     assert [row["drained"] for row in stats["fleet"]["endpoints"]] == [0, 0]
 
@@ -274,11 +270,7 @@ def test_a_refused_answer_format_drains_no_endpoint(servers: Any, make_prompts: 
     """llama-cpp-python answers json_schema with a 500 naming the field: the request's fault, not the server's."""
     a, b = servers("--response-format", "json_object"), servers("--response-format", "json_object")
     backend = fleet([a.url, b.url], concurrency=8, fleet_failures=1)  # a single counted failure would drain
-    try:
-        responses = ask(backend, make_prompts, 40)
-        stats = backend.run_stats()
-    finally:
-        backend.close()
+    responses, stats = ask_and_close(backend, make_prompts, 40)
     assert all(r.ok for r in responses)
     assert all(row["drained"] == 0 and row["live"] for row in stats["fleet"]["endpoints"]), stats["fleet"]
     assert stats["structured"]["structured"] == 40
