@@ -308,3 +308,15 @@ def test_two_studies_exporting_into_one_folder_do_not_overwrite_each_other(tmp_p
     written = [json.loads(x) for f in sorted(out.glob("*.jsonl")) for x in f.read_text().splitlines()]
     assert len(written) == len(first) + len(second)
     assert {line["custom_id"] for line in written} == {line["custom_id"] for line in first + second}
+
+
+@pytest.mark.parametrize(("unknown", "said"), [(1, "1 line names a request"), (2, "2 lines name requests")])
+def test_cli_counts_unknown_lines_in_words_that_agree(tmp_path: Path, unknown: int, said: str) -> None:
+    study, out = tmp_path / "s", tmp_path / "files"
+    lines = _contact(study, out, limit=4)
+    strangers = [{**_answer(lines[0]), "custom_id": f"{k:040x}"} for k in range(unknown)]
+    answers = _write(tmp_path / "o.jsonl", [_answer(line) for line in lines] + strangers)
+    done = runner.invoke(app, ["batch", "import", "--study", str(study), str(answers)])
+    assert done.exit_code == 0, done.output
+    assert f"warning: {said} no batch export of this study wrote" in " ".join(done.output.split())
+    assert f"{unknown} unknown" in done.output and f"{len(lines)} answers" in done.output

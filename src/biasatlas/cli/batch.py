@@ -156,8 +156,9 @@ def import_(
         console.print(f"warning: {len(result.bad) - SHOWN_BAD} more unreadable lines (--json lists them all)",
                       markup=False)
     if result.unknown:
-        console.print(f"warning: {result.unknown} lines name requests no batch export of this study wrote (another "
-                      f"study or plan?), not stored: {', '.join(result.unknown_ids)}", markup=False)
+        named = "1 line names a request" if result.unknown == 1 else f"{result.unknown} lines name requests"
+        console.print(f"warning: {named} no batch export of this study wrote (another study or plan?), not stored: "
+                      f"{', '.join(result.unknown_ids)}", markup=False)
     read = result.lines + len(result.bad)  # every line, so that the parts below add up to it
     console.print(f"read {read} lines: {result.answers} answers and {result.errors} errors stored, "
                   f"{result.already} held already, {result.duplicates} duplicates, {result.unknown} unknown, "
