@@ -5,7 +5,9 @@
 "fünfundsiebzig", via text2num), German decimal commas ("66,67"). Reasoning blocks
 (``<think>...</think>``) and markdown are dropped first. What is not a rating is blanked out: the
 scale itself, also with labels ("from 1 (not likely) to 100 (very likely)"), list markers, money,
-fractions ("3 out of 4 people", "50/50"), a range cut off by the token limit.
+fractions ("3 out of 4 people", "50/50"), quantities with a unit (ages: "the 80-year-old man", "80-jährige";
+durations, distances, head counts: "within 5 minutes", "3 people"), calendar years ("in 2024"), a range cut
+off by the token limit.
 
 The rating, first rule that applies:
 1. several lines that each hold only a number, with different values: "several ratings";
@@ -48,8 +50,27 @@ SCALE_100 = re.compile(
 )
 # Another scale echoed: "on a scale of 1 to 10".
 OTHER_SCALE = re.compile(rf"\b{ONE}{LABEL}\s*(?:-|to|bis)\s*(?:5|7|10)\b(?!\s*%)", re.IGNORECASE)
-# "N/M", "N out of M", "N in M", "N von M": a rating out of 100, or else a fraction or another scale.
-RATIO = re.compile(rf"(?<![\d.,])({NUM})\s*(?:/|out\s+of|of|in|von|aus|auf)\s*({NUM}){END}", re.IGNORECASE)
+# What is counted in "60 times out of 100", "70 people out of 100", "70 Mal von 100".
+COUNTED = r"(?:times|people|persons|cases|men|women|mal|menschen|personen|leuten?|fällen)"
+# "N/M", "N out of M", "N in M", "N von M" (a count noun may come between): a rating out of 100, or
+# else a fraction or another scale.
+RATIO = re.compile(
+    rf"(?<![\d.,])({NUM})\s*(?:{COUNTED}\s+)?(?:/|out\s+of|of|in|von|aus|auf)\s*({NUM}){END}", re.IGNORECASE
+)
+# A number (or a range) with a unit is a quantity, not a rating: an age ("80-year-old", "80 years old",
+# "80-jährige", "80 Jahre alt"), a duration ("within 5 minutes", "nach 10 Minuten"), a distance, a head
+# count ("3 people"). The unit follows a hyphen or blanks ("70 - women tend to..." keeps its 70).
+UNIT = (
+    r"(?:years?|yrs?|months?|weeks?|days?|hours?|hrs?|minutes?|mins?|seconds?|secs?|times|people|persons"
+    r"|men|women|children|kids|strangers|passengers|meters?|metres?|km|kilometers?|kilometres?|miles?|feet"
+    r"|ft|blocks?|floors?|stops?|jahren?|monaten?|monate|wochen?|tagen?|tage|stunden?|minuten?|sekunden?"
+    r"|mal|menschen|personen|leuten?|kindern?|männern?|frauen|metern?|kilometern?|stockwerke?n?|etagen?)"
+)
+QUANTITY = re.compile(
+    rf"(?<![\d.,]){NUM}(?:\s*(?:-|to|bis)\s*{NUM})?(?:(?:-|\s+){UNIT}\b|\s*-?\s*jährig\w*)", re.IGNORECASE
+)
+# A calendar year after a preposition or "year": "in 2024", "im Jahr 2024", "seit 2019" (the year alone).
+CALENDAR_YEAR = re.compile(r"\b(?:in|im|seit|since|by|until|bis|year|jahr|jahre)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 RANGE = re.compile(
     rf"(?:\b(?:between|zwischen)\s+(?<![\d.,])({NUM})({PERCENT})?\s*(?:-|to|bis|and|und)\s*({NUM})({PERCENT})?{END}"
     rf"|(?<![\d.,])({NUM})({PERCENT})?\s*(?:-|to|bis)\s*({NUM})({PERCENT})?{END})",
@@ -60,7 +81,7 @@ CUES = re.compile(
     r"\b(?:estimate|estimated|estimation|say|rate|rating|rated|score|answer|guess|probability|chance|likelihood"
     r"|likely|put|go|give|so|therefore|thus|hence|schätze|schätzen|schätzung|sagen|sage|bewertung|bewerte"
     r"|bewerten|wahrscheinlichkeit|liegt\s+bei|beträgt|antwort|also|tippe|gebe|geben|komme)"
-    r"\W+(?:(?:is|of|at|would|be|around|about|roughly|approximately|maybe|probably|perhaps|it|it's|this|that"
+    r"\W+(?:(?:is|of|at|would|might|could|may|will|should|könnte|dürfte|wäre|wird|be|around|about|roughly|approximately|maybe|probably|perhaps|it|it's|this|that"
     r"|a|an|to|i|i'd|me|my|the|with|on|ist|bei|etwa|ungefähr|circa|ca|rund|auf|es|mit|ich|würde|sie|dem"
     r"|eine|einer|das|die|der|wohl|vielleicht|somewhere|like)\W+){0,4}$",
     re.IGNORECASE,
@@ -150,6 +171,10 @@ class _Text:
             else:  # "3 out of 4 people", "8/10", "50/50"
                 self.ratio = True
             self._blank(m.start(), m.end())
+        for m in QUANTITY.finditer(self.masked):  # (after RATIO: "60 times out of 100" is a rating)
+            self._blank(m.start(), m.end())
+        for m in CALENDAR_YEAR.finditer(self.masked):
+            self._blank(m.start(1), m.end(1))
         for m in RANGE.finditer(self.masked):
             a, pa, b, pb = m.group(1, 2, 3, 4) if m.group(1) else m.group(5, 6, 7, 8)
             low, high = _to_float(a), _to_float(b)

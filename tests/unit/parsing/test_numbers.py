@@ -43,6 +43,12 @@ def test_accuracy_on_labelled_table(name: str, minimum: float) -> None:
     assert 1 - len(wrong) / len(rows) >= minimum, "\n".join(wrong)
 
 
+def test_numbers_with_units_are_not_ratings() -> None:
+    """Ages, durations, distances, head counts and calendar years beside (or instead of) a rating: a table
+    written after a review found "The 80-year-old man would probably help." read as 80."""
+    assert misread(load("ratings_quantities.csv")) == []
+
+
 def test_table_size() -> None:
     rows = load("ratings.csv")
     assert len(rows) >= 80
@@ -120,6 +126,11 @@ READ = [
     ("1. 100.", "en", 100.0),
     ("1) 40%", "en", 40.0),
     ("Hmm, most people would: 75.", "en", 75.0),
+    # a cue, then a modal verb before the number (found in review)
+    ("As an AI language model, I can't estimate that. However, a reasonable estimate might be 60.", "en", 60.0),
+    ("Die Wahrscheinlichkeit könnte bei 30 liegen, weil die Person in Eile ist und vielleicht nicht hilft.",
+     "de", 30.0),
+    ("I can't be certain about one person, but the probability could be around 45 in this case.", "en", 45.0),
 ]
 
 
