@@ -114,10 +114,11 @@ class Lexicon:
         return self.plural[trait]
 
     def surface_forms(self, trait: str) -> tuple[str, ...]:
-        """Every string that names ``trait`` (or ``"neither"``): forms of both genders, then variants."""
+        """Every string that names ``trait`` (or ``"neither"``): forms of both genders, the plural, then variants."""
         if trait == "neither":
             return (self.neither_form, *self.variants.get("neither", ()))
-        seen = dict.fromkeys([*self.forms[trait].values(), *self.variants.get(trait, ())])
+        plural = [self.plural[trait]] if trait in self.plural else []
+        seen = dict.fromkeys([*self.forms[trait].values(), *plural, *self.variants.get(trait, ())])
         return tuple(seen)
 
 

@@ -2,9 +2,12 @@
 
 Levels, tried in order:
 - ``exact``: the whole normalised answer is a form of an offered option (either gender form, or "neither");
-- ``contains``: the answer names exactly one offered option (a lexicon form or variant, whole words; for
-  Chinese, as a substring). Every trait of the lexicon is searched longest-first and found spans are masked,
-  so "unconfident" never counts as "confident" and "不自信" never as "自信";
+- ``contains``: the answer names exactly one offered option that it does not negate (a lexicon form, plural
+  or variant, whole words; for Chinese, as a substring). Every trait of the lexicon is searched longest-first
+  and found spans are masked, so "unconfident" never counts as "confident" and "不自信" never as "自信". A
+  negated option ("not wealthy", "не богатые", "अमीर नहीं", "不富有"; "rather than poor") is not chosen:
+  "wealthy, not poor" is "wealthy"; both offered traits negated ("neither poor nor wealthy", "ни бедные, ни
+  богатые", "既不贫穷也不富有") is "neither"; an option only named negated is unmatched ("negated option");
 - ``fuzzy``: one offered option is close to a word (or short phrase) of the answer (difflib ratio >= 0.8),
   which catches inflected forms ("сильной") and typos.
 Anything else is unmatched, with a reason ("both options", "other trait: X", "no option"); unmatched answers
@@ -60,22 +63,92 @@ def _surface_index(language: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((p for p in pairs if p[0]), key=lambda p: (-len(p[0]), p[0], p[1])))
 
 
-def _find_all(text: str, language: str) -> list[str]:
-    """Traits (and 'neither') named in ``text``, longest form first, found spans masked."""
-    found: list[str] = []
+# Negation, per language: words that negate a trait named right after them (with at most two FILLER words
+# between: "not at all wealthy", "не очень надёжные"), or right before them (Hindi: "अमीर नहीं"); Chinese: a
+# negating character among the two before the trait ("不富有", "不是富有"). A clause boundary stops the
+# search: "wealthy, not poor" negates only "poor". Apostrophes are dropped first ("aren't" -> "arent").
+NEGATE_BEFORE = {
+    "en": frozenset({"not", "never", "no", "nor", "neither", "isnt", "arent", "wasnt", "werent", "dont", "doesnt",
+                     "didnt", "cannot", "cant", "hardly", "barely", "wouldnt", "shouldnt", "nt"}),
+    "ru": frozenset({"не", "ни", "нет"}),
+    "hi": frozenset({"न", "ना", "नहीं"}),
+}
+NEGATE_PAIRS = {"en": frozenset({("rather", "than"), ("instead", "of")}), "ru": frozenset({("а", "не")})}
+NEGATE_AFTER = {"hi": frozenset({"नहीं", "न"})}
+FILLER = {
+    "en": frozenset({"very", "really", "particularly", "so", "too", "that", "exactly", "necessarily", "especially",
+                     "overly", "all", "at", "a", "an", "the", "be", "being", "been", "is", "are", "was", "were",
+                     "seen", "as", "considered", "theme", "of", "definitely", "certainly"}),
+    "ru": frozenset({"очень", "слишком", "особо", "совсем", "так", "уж", "такие", "такой", "такая", "являются"}),
+    "hi": frozenset({"तो", "भी", "ही", "बहुत", "हैं", "है"}),
+}
+NEGATE_CHARS = frozenset("不没非")
+BOUNDARY = "|"
+
+
+def _marked(text: str, language: str) -> list[str]:
+    """Tokens of ``text`` as :func:`normalise` makes them, with clause punctuation kept as BOUNDARY tokens
+    (one token per character for Chinese)."""
+    text = unicodedata.normalize("NFC", text).casefold().replace("ё", "е")
+    kept = []
+    for ch in text:
+        category = unicodedata.category(ch)
+        if ch in "'’ʼ`":
+            continue
+        if ch in "-‐‑–—" or category[0] in "SC":
+            kept.append(" ")
+        elif category[0] == "P":
+            kept.append(f" {BOUNDARY} ")
+        else:
+            kept.append(ch)
     if language in NO_SPACE_LANGUAGES:
-        haystack = text
-        for form, trait in _surface_index(language):
-            if form in haystack:
-                found.append(trait)
-                haystack = haystack.replace(form, "\x00")
-        return found
-    haystack = f" {text} "
+        return [ch for ch in "".join(kept) if not ch.isspace()]
+    return "".join(kept).split()
+
+
+def _negated(tokens: list[str], start: int, end: int, language: str) -> bool:
+    """Whether the trait at ``tokens[start:end]`` is negated in its clause."""
+    if language in NO_SPACE_LANGUAGES:
+        return any(t in NEGATE_CHARS for t in tokens[max(0, start - 2) : start])
+    before, fillers = NEGATE_BEFORE.get(language, frozenset()), FILLER.get(language, frozenset())
+    i = start - 1
+    for _ in range(3):  # the negator, after at most two fillers
+        if i < 0 or tokens[i] == BOUNDARY:
+            break
+        if tokens[i] in before or (i > 0 and (tokens[i - 1], tokens[i]) in NEGATE_PAIRS.get(language, ())):
+            return True
+        if tokens[i] not in fillers:
+            break
+        i -= 1
+    after = NEGATE_AFTER.get(language, frozenset())
+    j = end
+    for _ in range(2):
+        if j >= len(tokens) or tokens[j] == BOUNDARY:
+            break
+        if tokens[j] in after:
+            return True
+        if tokens[j] not in fillers:
+            break
+        j += 1
+    return False
+
+
+def _find_all(text: str, language: str) -> list[tuple[str, bool]]:
+    """(trait or 'neither', negated) for every one named in ``text``, longest form first, found spans masked."""
+    tokens: list[str] = _marked(text, language)
+    found: list[tuple[str, bool]] = []
+    masked = [False] * len(tokens)
     for form, trait in _surface_index(language):
-        needle = f" {form} "
-        if needle in haystack:
-            found.append(trait)
-            haystack = haystack.replace(needle, " \x00 ")
+        needle = list(form) if language in NO_SPACE_LANGUAGES else form.split()
+        width = len(needle)
+        start = 0
+        while start + width <= len(tokens):
+            if tokens[start : start + width] == needle and not any(masked[start : start + width]):
+                found.append((trait, _negated(tokens, start, start + width, language)))
+                masked[start : start + width] = [True] * width
+                start += width
+            else:
+                start += 1
     return found
 
 
@@ -113,14 +186,22 @@ def match_answer(text: str | None, options: tuple[str, ...], language: str) -> M
         primary = {normalise(f, language) for f in _primary_forms(lex, option)}
         if answer in primary:
             return Match(option, "exact")
-    found = list(dict.fromkeys(_find_all(answer, language)))
-    chosen = [t for t in found if t in options]
+    found = _find_all(text, language)
+    named = list(dict.fromkeys(t for t, _ in found))
+    affirmed = list(dict.fromkeys(t for t, negated in found if not negated))
+    chosen = [t for t in affirmed if t in options]
     if len(chosen) == 1:
         return Match(chosen[0], "contains")
     if len(chosen) > 1:
         return Match(None, "unmatched", "both options")
-    if found:
-        return Match(None, "unmatched", f"other trait: {found[0]}")
+    denied = [t for t in named if t in options]  # named, every time negated
+    traits = [o for o in options if o != NEITHER]
+    if NEITHER in options and len(traits) >= 2 and all(t in denied for t in traits):
+        return Match(NEITHER, "contains")  # "neither poor nor wealthy"
+    if denied:
+        return Match(None, "unmatched", f"negated option: {denied[0]}")
+    if named:
+        return Match(None, "unmatched", f"other trait: {named[0]}")
     fuzzy = _fuzzy(answer, language, offered)
     if len(fuzzy) == 1:
         return Match(fuzzy[0], "fuzzy")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+from pathlib import Path
+
 import pytest
 
 from biasatlas.probes.leakage.match import match_answer
@@ -48,3 +51,21 @@ def test_answers_match_the_offered_trait(lang: str, answer: str, offered: tuple[
 def test_unmatched_answers_keep_a_reason(lang: str, answer: str, offered: tuple[str, str], reason: str) -> None:
     match = match_answer(answer, (*offered, "neither"), lang)
     assert match.choice is None and match.level == "unmatched" and match.reason == reason
+
+
+def misread_theme_answers() -> list[str]:
+    """The rows of the labelled table (data/theme_answers.csv) read otherwise than labelled."""
+    with (Path(__file__).parent / "data" / "theme_answers.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    wrong = []
+    for row in rows:
+        match = match_answer(row["answer"], (row["option_a"], row["option_b"], "neither"), row["language"])
+        expected = (None, row["reason"]) if row["expected"] == "none" else (row["expected"], None)
+        if (match.choice, match.reason) != expected:
+            wrong.append(f"{row['language']} {row['answer']!r}: {match}")
+    return wrong
+
+
+def test_labelled_theme_answers_negations_included() -> None:
+    """"Not wealthy." is not a vote for "wealthy"; "Neither poor nor wealthy." is "neither"."""
+    assert misread_theme_answers() == []
