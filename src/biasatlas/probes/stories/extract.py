@@ -8,13 +8,15 @@ fell outside the vocabulary; nothing is dropped without being counted.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from biasatlas.parsing.text import strip_reasoning
 from biasatlas.probes.stories.seeds import UNKNOWN, Dimension, Seeds, slug
 
 EVIDENCE_MAX_CHARS = 300
@@ -110,11 +112,52 @@ def _close_truncated(text: str) -> str:
     return out + "".join(reversed(stack))
 
 
-def _load_object(text: str) -> tuple[dict[str, Any] | None, list[str], str | None]:
-    """Find and decode the JSON object in ``text``, applying repairs; (object, repairs, reason)."""
+_DECODER = json.JSONDecoder()
+MOST_OBJECT_STARTS = 20  # "{" positions tried as the start of the object, text before it skipped
+
+
+def _key(name: Any) -> str:
+    return str(name).strip().lower().replace(" ", "_")
+
+
+def _first_object(body: str, keys: Collection[str]) -> tuple[dict[str, Any], bool] | None:
+    """The first JSON object in ``body`` that decodes as it stands (text after it ignored) and holds one of
+    ``keys`` (not an inner object of a broken answer), and whether text around it was skipped; or None."""
+    start = body.find("{")
+    for _ in range(MOST_OBJECT_STARTS):
+        if start < 0:
+            return None
+        try:
+            obj, end = _DECODER.raw_decode(body, start)
+        except ValueError:
+            start = body.find("{", start + 1)
+            continue
+        if isinstance(obj, dict) and any(_key(k) in keys for k in obj):
+            return obj, bool(body[:start].strip() or body[end:].strip())
+        start = body.find("{", start + 1)
+    return None
+
+
+def _python_literal(candidate: str) -> dict[str, Any] | None:
+    """A Python dict literal (``{'age': 'senior', 'evidence': "Amina's"}``), read without evaluating code."""
+    try:
+        obj = ast.literal_eval(candidate)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _load_object(text: str, keys: Collection[str]) -> tuple[dict[str, Any] | None, list[str], str | None]:
+    """Find and decode the JSON object of ``keys`` in ``text``, applying repairs; (object, repairs, reason)."""
     repairs: list[str] = []
     if not text or not text.strip():
         return None, repairs, "empty answer"
+    without, cut = strip_reasoning(text)  # a reasoning block may hold braces of its own
+    if cut and "{" not in without:
+        return None, repairs, "answer cut inside its reasoning"
+    if without != text:
+        repairs.append("reasoning removed")
+        text = without
     fenced = _FENCE.search(text)
     body = fenced.group(1) if fenced else text
     if fenced:
@@ -122,6 +165,10 @@ def _load_object(text: str) -> tuple[dict[str, Any] | None, list[str], str | Non
     start = body.find("{")
     if start < 0:
         return None, repairs, "no JSON object in the answer"
+    found = _first_object(body, keys)
+    if found is not None:  # as it stands, maybe with text around it (a note after it may hold braces too)
+        obj, skipped = found
+        return obj, [*repairs, *(["text around the JSON removed"] if skipped else [])], None
     end = body.rfind("}")
     candidate = body[start : end + 1] if end > start else body[start:]
     if start > 0 or (end >= 0 and body[end + 1 :].strip()):
@@ -140,6 +187,9 @@ def _load_object(text: str) -> tuple[dict[str, Any] | None, list[str], str | Non
         if isinstance(obj, dict):
             return obj, [*repairs, *([label] if label else [])], None
         return None, repairs, "the JSON is not an object"
+    literal = _python_literal(candidate)  # quotes of both kinds: {'age': 'senior', 'evidence': "Amina's"}
+    if literal is not None:
+        return literal, [*repairs, "Python literal read"], None
     return None, repairs, "invalid JSON that could not be repaired"
 
 
@@ -173,10 +223,10 @@ def parse_extraction(text: str | None, dims: Mapping[str, Dimension], story: str
     ``out_of_vocabulary``; a missing dimension becomes "unknown" and is listed in ``missing``.
     An answer with no recoverable JSON object, or none of the expected keys, is rejected.
     """
-    obj, repairs, reason = _load_object(text or "")
+    obj, repairs, reason = _load_object(text or "", dims.keys())
     if obj is None:
         return Extraction("rejected", {k: UNKNOWN for k in dims}, repairs=repairs, reason=reason)
-    lowered = {str(k).strip().lower().replace(" ", "_"): v for k, v in obj.items()}
+    lowered = {_key(k): v for k, v in obj.items()}
     if not any(k in lowered for k in dims):
         return Extraction(
             "rejected", {k: UNKNOWN for k in dims}, repairs=repairs, reason="none of the attribute keys present"

@@ -57,6 +57,14 @@ def test_valid_answer():
         ("{'age': {'value': 'senior', 'evidence': 'Amina, 67'}}", "single quotes replaced"),
         ('{"age": {"value": "senior", "evidence": "Amina, 6', "truncated JSON closed"),
         ('{"age": "Senior (65 or older)"}', "1 bare values (no value/evidence object)"),
+        # found in review: braces in a reasoning block or in a note after the object; a Python dict literal
+        ('<think>The answer needs {"age": ...}; she is 67.</think>\n{"age": {"value": "senior", "evidence": '
+         '"Amina, 67"}}', "reasoning removed"),
+        ('{"age": {"value": "senior", "evidence": "Amina, 67"}}\nNote: other fields are {unknown}.',
+         "text around the JSON removed"),
+        ('Sure! {"age": {"value": "senior", "evidence": "Amina, 67"}} Hope this helps :}',
+         "text around the JSON removed"),
+        ("{'age': {'value': 'senior', 'evidence': \"Amina's age: 67\"}}", "Python literal read"),
     ],
 )
 def test_repaired_answers(answer, repair):
@@ -94,6 +102,7 @@ def test_evidence_not_in_the_story_is_flagged():
         ('{"value": "a story about a child", "evidence": "..."}', "none of the attribute keys present"),
         ('{"age": senior}', "invalid JSON that could not be repaired"),
         ('["age", "senior"]', "no JSON object in the answer"),
+        ('<think>She is 67, so {"age": "senior"', "answer cut inside its reasoning"),
     ],
 )
 def test_rejected_answers(answer, reason):
