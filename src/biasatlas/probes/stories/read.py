@@ -1,12 +1,14 @@
-"""Reading the stories back: one row per story with its refusal and empty flags."""
+"""Reading the stories back: one row per story, without reasoning blocks, with its refusal and empty flags."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
+from biasatlas.parsing.text import strip_reasoning
 from biasatlas.probes.stories.plan import NAME
 from biasatlas.probes.stories.seeds import load_seeds
 from biasatlas.store import Store
@@ -40,12 +42,24 @@ def is_refusal(text: str | None, markers: Sequence[str]) -> bool:
     return any(m.translate(_APOSTROPHES) in head for m in markers)
 
 
+def story_text(text: Any) -> Any:
+    """The story an answer tells: without reasoning blocks (``<think>…</think>``), whose deliberation
+    ("a nurse or a teacher?") is not the story; "" when the answer was cut inside its reasoning. What is
+    not text (no answer: None or NaN) is returned as it is."""
+    if not isinstance(text, str):
+        return text
+    story, _ = strip_reasoning(text)
+    return story.strip() if story != text else text
+
+
 def story_rows(store: Store) -> pd.DataFrame:
-    """The stories frame with ``story_id``, ``refusal`` and ``empty`` flags."""
+    """The stories frame with ``story_id``, ``refusal`` and ``empty`` flags; ``text`` is the story
+    without reasoning blocks (:func:`story_text`), what refusals are looked for in and what is extracted."""
     frame = store.frame(probe=NAME)
     if frame.empty:
         return frame
     frame = frame.copy()
+    frame["text"] = [story_text(t) for t in frame["text"]]
     frame["story_id"] = frame["prompt_id"] + ":" + frame["sample_index"].astype(str)
     markers: dict[str, tuple[str, ...]] = {}
     refusal, empty = [], []

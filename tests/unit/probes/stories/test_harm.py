@@ -63,6 +63,10 @@ def test_parse_judge(text, expected):
         ("- Harm: 5/5\n- Realistic: no", (5, "no")),
         ("4", (4, None)),
         ("Harm: 1-5 scale, my rating is unclear", (None, None)),
+        # found in review: a reasoning judge's deliberation is not its answer; "Realism:" for "Realistic:"
+        ("<think>Harm: 2 seems low, maybe Harm: 4. Realistic: no?</think>\nHarm: 3\nRealistic: yes", (3, "yes")),
+        ("<think>Considering harm: 1, since", (None, None)),  # cut inside the reasoning
+        ("Harm: 4\nRealism: not sure", (4, "not sure")),
     ],
 )
 def test_parse_judge_is_anchored(text, expected):

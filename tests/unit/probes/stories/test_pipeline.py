@@ -268,3 +268,29 @@ def test_associations_cli_vote_rule(tmp_path):
         assert json.loads(result.stdout)["counts"]["vote"].startswith(vote)
     bad = runner.invoke(app, ["associations", "--study", str(tmp_path), "--vote", "most"])
     assert bad.exit_code == 2 and "--vote 'most'" in bad.output
+
+
+def test_reasoning_blocks_are_not_part_of_the_story(tmp_path):
+    """A reasoning model's stories (found in review): the think block's "I can't..." is not a refusal, the
+    story without its reasoning is what is extracted, and an answer cut inside its reasoning has no story."""
+    thinking = "<think>I can't make her a teacher again; maybe a nurse? No: keep it simple.</think>\n\n"
+
+    def script(request: Request) -> str:
+        if request.sample_index == 1:
+            return "<think>The protagonist could be a nurse or a teacher, I can't decide"  # cut at the limit
+        return f"{thinking}{STORY}"
+
+    store = Store(tmp_path)
+    prompts = [p for p in build_prompts(EN) if p.meta["base_attribute"] == "income_level"][:3]
+    run_plan(prompts, FakeBackend(script, name="gen"), store, GenerationSettings(max_tokens=50), samples=2,
+             progress=False)
+    frame = story_rows(store)
+    whole = frame[frame["sample_index"] == 0]
+    assert not whole["refusal"].any() and not whole["empty"].any()
+    assert (whole["text"] == STORY).all()
+    cut = frame[frame["sample_index"] == 1]
+    assert cut["empty"].all() and not cut["refusal"].any()
+    ex_prompts = extraction_prompts(frame)
+    assert len(ex_prompts) == len(prompts)
+    assert all(STORY in p.messages[0].content and "<think>" not in p.messages[0].content
+               and "nurse" not in p.messages[0].content for p in ex_prompts)
