@@ -6,8 +6,8 @@
 (``<think>...</think>``) and markdown are dropped first. What is not a rating is blanked out: the
 scale itself, also with labels ("from 1 (not likely) to 100 (very likely)"), list markers, money,
 fractions ("3 out of 4 people", "50/50"), quantities with a unit (ages: "the 80-year-old man", "80-jährige";
-durations, distances, head counts: "within 5 minutes", "3 people"), calendar years ("in 2024"), a range cut
-off by the token limit.
+durations, distances, head counts: "within 5 minutes", "3 people"), calendar years ("in 2024"), times of
+day ("3 a.m.", "22 Uhr"), ordinals and decades ("5th floor", "in his 70s"), a range cut off by the token limit.
 
 The rating, first rule that applies:
 1. several lines that each hold only a number, with different values: "several ratings";
@@ -69,6 +69,18 @@ UNIT = (
 QUANTITY = re.compile(
     rf"(?<![\d.,]){NUM}(?:\s*(?:-|to|bis)\s*{NUM})?(?:(?:-|\s+){UNIT}\b|\s*-?\s*jährig\w*)", re.IGNORECASE
 )
+# A time of day ("3 a.m.", "3pm", "9 o'clock", "22 Uhr"), an ordinal or a decade ("2nd", "5th", "in his 70s",
+# "70er", "70ern"), a German age ("Mitte 70", "Anfang 30") or ordinal after a preposition or article ("im 3.
+# Stock"): not ratings either.
+# "3 am" is English only: German "70 am ehesten" keeps its 70 (a.m. with dots, "3am" and "3 pm" are safe).
+CLOCK_ORDINAL = re.compile(
+    rf"(?<![\d.,]){NUM}(?:\s*a\.\s?m\.|am(?!\w)|\s*p\.?\s?m\.?(?!\w)|\s*o'?clock\b|\s*uhr\b)"
+    r"|(?<![\d.,])\d+(?:st|nd|rd|th|s|er|ern)\b"
+    rf"|\b(?:mitte|anfang|ende)\s+{NUM}(?!\s*%)"
+    r"|\b(?:im|am|zum|zur|vom|beim|der|die|das|den|dem|des)\s+\d{1,2}\.(?=\s+\w)",
+    re.IGNORECASE,
+)
+CLOCK_AM_EN = re.compile(rf"(?<![\d.,]){NUM}\s+am\b", re.IGNORECASE)
 # A calendar year after a preposition or "year": "in 2024", "im Jahr 2024", "seit 2019" (the year alone).
 CALENDAR_YEAR = re.compile(r"\b(?:in|im|seit|since|by|until|bis|year|jahr|jahre)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 RANGE = re.compile(
@@ -153,7 +165,7 @@ def _words_to_digits(text: str, language: str) -> str:
 class _Text:
     """The answer with what is not a rating blanked out, and the rating candidates found in it."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, language: str = "en") -> None:
         self.text = text
         self.masked = text
         self.other_scale = False  # another scale echoed: "on a scale of 1 to 10"
@@ -171,8 +183,10 @@ class _Text:
             else:  # "3 out of 4 people", "8/10", "50/50"
                 self.ratio = True
             self._blank(m.start(), m.end())
-        for m in QUANTITY.finditer(self.masked):  # (after RATIO: "60 times out of 100" is a rating)
-            self._blank(m.start(), m.end())
+        clocks = (CLOCK_AM_EN,) if language == "en" else ()
+        for pattern in (QUANTITY, CLOCK_ORDINAL, *clocks):  # (after RATIO: "60 times out of 100" is a rating)
+            for m in pattern.finditer(self.masked):
+                self._blank(m.start(), m.end())
         for m in CALENDAR_YEAR.finditer(self.masked):
             self._blank(m.start(1), m.end(1))
         for m in RANGE.finditer(self.masked):
@@ -219,7 +233,7 @@ class RatingParser:
         raw = _normalise(body)
         if not raw:
             return Outcome(reason="no answer", extra={"cut": "reasoning"} if cut else {})
-        found = _Text(_words_to_digits(raw, self.language))
+        found = _Text(_words_to_digits(raw, self.language), self.language)
         if not found.candidates:
             lowered = raw.lower()
             if any(p.search(lowered) for p in refusal_patterns(self.language)):
