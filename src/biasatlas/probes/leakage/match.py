@@ -20,6 +20,8 @@ import difflib
 import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from itertools import pairwise
+from typing import Any
 
 from biasatlas.probes.leakage.data import Lexicon, lexicon, trait_ids
 
@@ -83,6 +85,9 @@ FILLER = {
     "hi": frozenset({"तो", "भी", "ही", "बहुत", "हैं", "है"}),
 }
 NEGATE_CHARS = frozenset("不没非")
+# "not wealthy or poor", "अमीर या गरीब नहीं": a negation reaches over traits joined by one of these.
+COORDINATORS = {"en": frozenset({"or", "nor", "and"}), "ru": frozenset({"или", "и", "ни"}),
+                "hi": frozenset({"या", "और", "न"}), "zh": frozenset("或和与")}
 BOUNDARY = "|"
 
 
@@ -136,7 +141,7 @@ def _negated(tokens: list[str], start: int, end: int, language: str) -> bool:
 def _find_all(text: str, language: str) -> list[tuple[str, bool]]:
     """(trait or 'neither', negated) for every one named in ``text``, longest form first, found spans masked."""
     tokens: list[str] = _marked(text, language)
-    found: list[tuple[str, bool]] = []
+    spans: list[list[Any]] = []  # [start, end, trait, negated]
     masked = [False] * len(tokens)
     for form, trait in _surface_index(language):
         needle = list(form) if language in NO_SPACE_LANGUAGES else form.split()
@@ -144,12 +149,18 @@ def _find_all(text: str, language: str) -> list[tuple[str, bool]]:
         start = 0
         while start + width <= len(tokens):
             if tokens[start : start + width] == needle and not any(masked[start : start + width]):
-                found.append((trait, _negated(tokens, start, start + width, language)))
+                spans.append([start, start + width, trait, _negated(tokens, start, start + width, language)])
                 masked[start : start + width] = [True] * width
                 start += width
             else:
                 start += 1
-    return found
+    spans.sort()
+    joins = COORDINATORS.get(language, frozenset())
+    for _ in range(2):  # both ways: the negation is before the first trait (en, ru) or after the last (hi)
+        for left, right in pairwise(spans):
+            if right[0] == left[1] + 1 and tokens[left[1]] in joins and (left[3] or right[3]):
+                left[3] = right[3] = True
+    return [(trait, negated) for _, _, trait, negated in spans]
 
 
 def _fuzzy(text: str, language: str, offered: dict[str, tuple[str, ...]]) -> list[str]:
