@@ -114,6 +114,13 @@ def test_negation_is_recorded() -> None:
 
 CASES = [
     # (scale, language, answer, expected value, expected reason)
+    # idioms of outright refusal found in review ("no answer" before)
+    ("certainty", "de", "Auf gar keinen Fall.", NEGATIVE, None),
+    ("certainty", "de", "Unter keinen Umständen.", NEGATIVE, None),
+    ("likelihood", "de", "In keinem Fall.", NEGATIVE, None),
+    ("certainty", "en", "Not a chance.", NEGATIVE, None),
+    ("certainty", "en", "Not in a million years.", NEGATIVE, None),
+    ("certainty", "is", "Undir engum kringumstæðum.", NEGATIVE, None),
     ("certainty", "en", "Yes", AFFIRMATIVE, None),
     ("certainty", "en", "yes.", AFFIRMATIVE, None),
     ("certainty", "en", "No", NEGATIVE, None),
