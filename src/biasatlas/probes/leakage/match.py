@@ -141,15 +141,20 @@ def _negated(tokens: list[str], start: int, end: int, language: str) -> bool:
 def _find_all(text: str, language: str) -> list[tuple[str, bool]]:
     """(trait or 'neither', negated) for every one named in ``text``, longest form first, found spans masked."""
     tokens: list[str] = _marked(text, language)
-    spans: list[list[Any]] = []  # [start, end, trait, negated]
-    masked = [False] * len(tokens)
+    # Forms are matched on the words alone ("ни то, ни другое", "नि:स्वार्थ" hold punctuation); the clause
+    # boundaries count for negation only. at[i]: where word i stands in ``tokens``.
+    at = [i for i, token in enumerate(tokens) if token != BOUNDARY]
+    words = [tokens[i] for i in at]
+    spans: list[list[Any]] = []  # [start, end, trait, negated], positions in ``tokens``
+    masked = [False] * len(words)
     for form, trait in _surface_index(language):
         needle = list(form) if language in NO_SPACE_LANGUAGES else form.split()
         width = len(needle)
         start = 0
-        while start + width <= len(tokens):
-            if tokens[start : start + width] == needle and not any(masked[start : start + width]):
-                spans.append([start, start + width, trait, _negated(tokens, start, start + width, language)])
+        while start + width <= len(words):
+            if words[start : start + width] == needle and not any(masked[start : start + width]):
+                first, last = at[start], at[start + width - 1] + 1
+                spans.append([first, last, trait, _negated(tokens, first, last, language)])
                 masked[start : start + width] = [True] * width
                 start += width
             else:
