@@ -160,6 +160,11 @@ def heatmap_axis_scenario(outcomes_frame: pd.DataFrame) -> Any:
     fig, axes = plt.subplots(n_rows, per_row, figsize=(width * per_row, height * n_rows), squeeze=False)
     im = None
     for ax, (title, grid, counts) in zip(axes.flat, grids, strict=False):
+        if grid.empty:  # no answer of this model could be scored: an empty image only makes matplotlib warn
+            ax.axis("off")
+            ax.text(0.5, 0.5, "no scored answers", ha="center", va="center", transform=ax.transAxes)
+            ax.set_title(f"% biased by axis × scenario · {title}", fontsize=9)
+            continue
         im = ax.imshow(grid.to_numpy(dtype=float), cmap="Reds", vmin=0, vmax=100, aspect="auto")
         ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=30, ha="right")
         ax.set_yticks(range(grid.shape[0]), grid.index)

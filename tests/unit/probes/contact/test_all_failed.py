@@ -36,3 +36,17 @@ def test_cochran_q_without_any_discordant_row_is_undefined_and_quiet() -> None:
         warnings.simplefilter("error")
         result = cochran_q(wide)
     assert result.n == 3 and result.p != result.p  # NaN: no row varies, the test says nothing
+
+
+def test_every_answer_unreadable_reports_without_warnings(tmp_path: Path) -> None:
+    """A model none of whose answers can be read (found in review): the axis × scenario heatmap had an
+    empty panel, and matplotlib printed "identical low and high xlims" warnings into the user's terminal."""
+    probe = load_probe("contact")
+    prompts = probe.plan(probe.config(languages=["en"], axes=["religion"], limit=12))
+    with Store(tmp_path) as store:
+        run_plan(prompts, FakeBackend(lambda r: "Hmm, let me think about that.", name="vague"), store,
+                 GenerationSettings(mode="generate"), progress=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = build_report(store, tmp_path)
+    assert out.exists()
