@@ -39,17 +39,30 @@ class Match:
     reason: str | None = None
 
 
-def normalise(text: str, language: str) -> str:
-    """Case-fold, NFC, ё→е, hyphens to spaces, punctuation and symbols removed, spaces collapsed."""
+BOUNDARY = "|"  # clause punctuation, where negation stops (see _marked)
+
+
+def _folded(text: str, boundaries: bool = False) -> str:
+    """Case-folded NFC text, ё→е, hyphens, symbols and control characters as spaces; other punctuation as
+    spaces too, or (``boundaries``) as BOUNDARY tokens with apostrophes dropped ("aren't" -> "arent")."""
     text = unicodedata.normalize("NFC", text).casefold().replace("ё", "е")
     kept = []
     for ch in text:
-        category = unicodedata.category(ch)
-        if ch in "-‐‑–—" or category[0] in "PSC":
+        category = unicodedata.category(ch)[0]
+        if boundaries and ch in "'’ʼ`":
+            continue
+        if ch in "-‐‑–—" or category in "SC" or (category == "P" and not boundaries):
             kept.append(" ")
+        elif category == "P":
+            kept.append(f" {BOUNDARY} ")
         else:
             kept.append(ch)
-    out = " ".join("".join(kept).split())
+    return "".join(kept)
+
+
+def normalise(text: str, language: str) -> str:
+    """Case-fold, NFC, ё→е, hyphens to spaces, punctuation and symbols removed, spaces collapsed."""
+    out = " ".join(_folded(text).split())
     return out.replace(" ", "") if language in NO_SPACE_LANGUAGES else out
 
 
@@ -88,27 +101,15 @@ NEGATE_CHARS = frozenset("不没非")
 # "not wealthy or poor", "अमीर या गरीब नहीं": a negation reaches over traits joined by one of these.
 COORDINATORS = {"en": frozenset({"or", "nor", "and"}), "ru": frozenset({"или", "и", "ни"}),
                 "hi": frozenset({"या", "और", "न"}), "zh": frozenset("或和与")}
-BOUNDARY = "|"
 
 
 def _marked(text: str, language: str) -> list[str]:
     """Tokens of ``text`` as :func:`normalise` makes them, with clause punctuation kept as BOUNDARY tokens
     (one token per character for Chinese)."""
-    text = unicodedata.normalize("NFC", text).casefold().replace("ё", "е")
-    kept = []
-    for ch in text:
-        category = unicodedata.category(ch)
-        if ch in "'’ʼ`":
-            continue
-        if ch in "-‐‑–—" or category[0] in "SC":
-            kept.append(" ")
-        elif category[0] == "P":
-            kept.append(f" {BOUNDARY} ")
-        else:
-            kept.append(ch)
+    folded = _folded(text, boundaries=True)
     if language in NO_SPACE_LANGUAGES:
-        return [ch for ch in "".join(kept) if not ch.isspace()]
-    return "".join(kept).split()
+        return [ch for ch in folded if not ch.isspace()]
+    return folded.split()
 
 
 def _negated(tokens: list[str], start: int, end: int, language: str) -> bool:
