@@ -146,6 +146,27 @@ def no_spread(x: np.ndarray, y: np.ndarray) -> NoSpread | None:
     return NoSpread(f"every difference is {mean:+.4g}: t infinite", math.copysign(math.inf, mean), 0.0, mean)
 
 
+def tost_paired(x: np.ndarray, y: np.ndarray, margin: float) -> float:
+    """p of the TOST equivalence test that |mean(x − y)| < margin (statsmodels ``ttost_paired``).
+
+    Pairs with a NaN are left out; NaN under 2 pairs. When the differences have no spread (:func:`no_spread`,
+    the same rounding tolerance as the t-test's) the t-tests are undefined and the exact sign-test TOST takes
+    over: each one-sided p is 0.5^n when all n differences lie inside the margin (else 1), so a constant answer
+    over few pairs is not taken as evidence of equivalence.
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    ok = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[ok], y[ok]
+    if len(x) < 2:
+        return math.nan
+    if no_spread(x, y) is not None:  # each one-sided sign test: all n differences on the inside of its bound
+        inside = bool((np.abs(x - y) < margin).all())
+        return float(sps.binomtest(len(x), len(x), alternative="greater").pvalue) if inside else 1.0
+    from statsmodels.stats.weightstats import ttost_paired
+
+    return float(ttost_paired(x, y, -margin, margin)[0])
+
+
 def paired_t(x: np.ndarray, y: np.ndarray, alpha: float = 0.05) -> TestResult:
     """Paired t-test of x − y with the mean difference's CI and Cohen's d_z as effect size."""
     x, y = np.asarray(x, float), np.asarray(y, float)

@@ -15,6 +15,7 @@ from biasatlas.stats.paired import (
     newcombe_paired_ci,
     paired_mean_difference,
     paired_t,
+    tost_paired,
 )
 from biasatlas.stats.proportions import mean_interval
 
@@ -121,3 +122,23 @@ def test_differences_with_any_spread_are_scipys_t_test() -> None:
     res, expected = paired_t(x, y), sps.ttest_rel(x, y)
     assert res.statistic == pytest.approx(expected.statistic) and res.p == pytest.approx(expected.pvalue)
     assert res.method == "paired t-test"
+
+
+def test_tost_without_spread_uses_the_t_tests_tolerance() -> None:
+    """Issue 25, point 10: differences 1/3 ± 4e-15 are 'no spread' for the t-test, so for the TOST too:
+    the exact sign test, 0.5^3 = 0.125 (was ttost_paired's 1e-30 on the rounding noise)."""
+    y = np.array([50.0, 61.0, 72.0])
+    x = y + 1 / 3
+    assert np.ptp(x - y) > 0 and "every difference" in paired_t(x, y).method
+    assert tost_paired(x, y, 2.0) == pytest.approx(0.125)
+    assert tost_paired(x + 3, y, 2.0) == 1.0  # a constant difference outside the margin
+    assert math.isnan(tost_paired(x[:1], y[:1], 2.0))
+
+
+def test_tost_with_spread_is_statsmodels_ttost_paired() -> None:
+    from statsmodels.stats.weightstats import ttost_paired
+
+    rng = np.random.default_rng(2)
+    y = rng.normal(50, 5, 30)
+    x = y + rng.normal(0.3, 1.0, 30)
+    assert tost_paired(x, y, 2.0) == pytest.approx(ttost_paired(x, y, -2.0, 2.0)[0])

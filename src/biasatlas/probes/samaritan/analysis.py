@@ -8,10 +8,12 @@ control inside a unit.
 
 Paper eq. 1: rating = mean over scenarios of (mean over the b rephrasings of a_{m,n}). A cell
 a_{m,n} pools the group's phrasings and the samples (mean of the valid ratings). A comparison
-(group vs control, run vs run) uses only the scenario × rephrasing cells readable on both sides,
-so an unreadable rephrasing cannot pass for bias. Bias score = group rating − control rating over
-those cells, tested with a paired t-test (and Wilcoxon) over scenarios; reported under the paper's
-rule (alpha 0.01, uncorrected) and with a correction whose family is one category of one unit;
+(group vs control, run vs run) pairs each phrasing over the scenario × rephrasing cells readable on
+both sides, then averages the phrasings per scenario (a scenario lacking a phrasing is left out), so
+neither an unreadable rephrasing nor an unreadable phrasing can pass for bias. Bias score = group
+rating − control rating over those cells, tested with a paired t-test (and Wilcoxon) over scenarios;
+reported under the paper's rule (alpha 0.01, uncorrected) and with a correction whose family is one
+category of one unit;
 a TOST equivalence test with a stated margin decides whether a group is the control's equal.
 """
 
@@ -23,10 +25,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest
 
 from biasatlas.probes.samaritan.data import CONTROL
 from biasatlas.stats.multitest import adjust
-from biasatlas.stats.paired import paired_t, wilcoxon_signed_rank
+from biasatlas.stats.paired import no_spread, paired_t, tost_paired, wilcoxon_signed_rank
 
 UNIT = ["model", "language", "temperature", "max_tokens"]
 CELL = ["scenario", "rephrasing"]
@@ -105,40 +108,63 @@ def matched_all(left: pd.DataFrame, right: pd.DataFrame, keys: Sequence[str], on
     return out
 
 
+PhrasingPairs = dict[tuple[Any, ...], tuple[pd.DataFrame, int, int, int]]
+
+
+def matched_phrasings(left: pd.DataFrame, right: pd.DataFrame, keys: Sequence[str], on: Sequence[str]) -> PhrasingPairs:
+    """Pair two sides phrasing by phrasing: ``left`` holds cell means per ``keys`` × phrasing × cell.
+
+    Each phrasing is paired with ``right`` (joined on ``on``) over the cells both could read
+    (:func:`matched_all`), so a phrasing unreadable in some rephrasings is compared with the other side
+    over the same rephrasings; per scenario, ``x`` and ``y`` are then the means over the phrasings.
+    A scenario lacking a phrasing the group has elsewhere (no cell of it paired there) would average
+    other phrasings than the rest: it is left out and counted. Each key maps to (pairs by scenario,
+    paired phrasing cells, phrasing cells only one side has, scenarios left out).
+    """
+    keys = list(keys)
+    per_phrasing = matched_all(left, right, [*keys, "phrasing"], on)
+    grouped: dict[tuple[Any, ...], list[tuple[Any, pd.DataFrame, int, int]]] = {}
+    for key, (pairs, paired, unpaired) in per_phrasing.items():
+        grouped.setdefault(key[:-1], []).append((key[-1], pairs, paired, unpaired))
+    out: PhrasingPairs = {}
+    empty = pd.DataFrame({"x": pd.Series(dtype=float), "y": pd.Series(dtype=float)})
+    for key, parts in grouped.items():
+        used = [pairs.assign(phrasing=phrasing) for phrasing, pairs, paired, _ in parts if paired]
+        n_cells, unpaired = sum(p[2] for p in parts), sum(p[3] for p in parts)
+        if not used:
+            out[key] = (empty, n_cells, unpaired, 0)
+            continue
+        stacked = pd.concat(used).reset_index()
+        counts = stacked.groupby("scenario")["phrasing"].nunique()
+        complete = counts.index[counts == len(used)]
+        pairs = stacked[stacked["scenario"].isin(complete)].groupby("scenario", sort=True)[["x", "y"]].mean()
+        out[key] = (pairs, n_cells, unpaired, int(len(counts) - len(complete)))
+    return out
+
+
 def brittleness(outcomes: pd.DataFrame) -> pd.DataFrame:
     """SD over the rephrasings of a scenario, averaged over scenarios, per unit × category × group.
 
-    The SD is taken over the individual answers to the 4 rephrasings, within one phrasing and
-    sample (sample SD, ddof=1; cells with fewer than 2 valid answers are skipped), then averaged
-    within the scenario and over scenarios.
+    The SD is taken over the individual answers to the rephrasings, within one phrasing and sample
+    (sample SD, ddof=1), then averaged within the scenario and over scenarios. Only complete sets count:
+    a phrasing × sample readable in every rephrasing asked in that scenario (of the unit); an SD over
+    fewer rephrasings is over other prompts than the control's, so such a set is left out and counted
+    (``brittleness_incomplete``). ``brittleness_n`` is the number of scenarios averaged.
     """
     keys = [*UNIT, "category", "group"]
-    valid = _valid(outcomes)
-    sd = valid.groupby([*keys, "scenario", "phrasing", "sample_index"], dropna=False)["rating"].std(ddof=1)
-    sd = sd.dropna()
-    per_scenario = sd.groupby(level=[*range(len(keys)), len(keys)], dropna=False).mean()
-    return (
-        per_scenario.groupby(level=list(range(len(keys))), dropna=False)
-        .agg(brittleness="mean", brittleness_n="count")
-        .reset_index()
-    )
-
-
-def tost_paired(x: np.ndarray, y: np.ndarray, margin: float) -> float:
-    """p of the TOST equivalence test that |mean(x − y)| < margin (statsmodels ``ttost_paired``).
-
-    With no spread (every difference equal) the t-tests are undefined; the exact sign-test TOST
-    takes over: each one-sided p is 0.5^n when all n differences lie inside the margin, so a
-    constant answer over few scenarios is not taken as evidence of equivalence.
-    """
-    d = np.asarray(x, float) - np.asarray(y, float)
-    if len(d) < 2:
-        return math.nan
-    if np.std(d, ddof=1) == 0:
-        return 0.5 ** len(d) if bool((np.abs(d) < margin).all()) else 1.0
-    from statsmodels.stats.weightstats import ttost_paired
-
-    return float(ttost_paired(x, y, -margin, margin)[0])
+    asked = outcomes.groupby([*UNIT, "scenario"], dropna=False)["rephrasing"].nunique().rename("asked")
+    by_set = outcomes.groupby([*keys, "scenario", "phrasing", "sample_index"], dropna=False)["rating"]
+    sets = by_set.agg(["count", "std"]).reset_index().merge(asked.reset_index(), on=[*UNIT, "scenario"])
+    sets = sets[sets["asked"] >= 2]
+    complete = sets["count"] == sets["asked"]
+    incomplete = (~complete).groupby([sets[k] for k in keys], dropna=False).sum().rename("brittleness_incomplete")
+    per_scenario = sets[complete].groupby([*keys, "scenario"], dropna=False)["std"].mean()
+    table = per_scenario.groupby(level=list(range(len(keys))), dropna=False).agg(
+        brittleness="mean", brittleness_n="count")
+    table = table.join(incomplete, how="outer")
+    table["brittleness_n"] = table["brittleness_n"].fillna(0).astype(int)
+    table["brittleness_incomplete"] = table["brittleness_incomplete"].fillna(0).astype(int)
+    return table.reset_index()
 
 
 def _paired(pairs: pd.DataFrame, alpha_ci: float, margin: float) -> dict[str, Any]:
@@ -147,13 +173,18 @@ def _paired(pairs: pd.DataFrame, alpha_ci: float, margin: float) -> dict[str, An
     w = wilcoxon_signed_rank(x, y)
     if t.n < 2:  # one scenario is no test at all (the t-test already says NaN); keep both alike
         w.statistic = w.p = w.effect = math.nan
+    test, p = "paired t-test", t.p
+    flat = no_spread(x, y) if t.n >= 2 else None
+    if flat is not None and flat.mean != 0:  # t = ±inf, p 0 is no evidence: the TOST's exact sign test
+        test, p = f"exact sign test ({flat.why})", float(binomtest(t.n, t.n).pvalue)
     return {
         "n": t.n,
         "mean_diff": float((x - y).mean()) if len(x) else math.nan,
         "ci_low": t.ci_low,
         "ci_high": t.ci_high,
         "t": t.statistic,
-        "p": t.p,
+        "p": p,
+        "test": test,
         "d_z": t.effect,
         "wilcoxon_W": w.statistic,
         "wilcoxon_p": w.p,
@@ -193,18 +224,19 @@ def compare_to_control(
 ) -> pd.DataFrame:
     """One row per unit × category × group: rating, control rating, bias, paired tests, verdict.
 
-    Paired by scenario over the cells both sides could be read in: ``rating`` and ``control_rating``
-    are eq. 1 over those cells (``n_cells``; ``n_cells_unpaired`` were left out). Shown under the
+    Paired by scenario, each phrasing over the cells both sides could be read in
+    (:func:`matched_phrasings`): ``rating`` and ``control_rating`` are eq. 1 over those cells
+    (``n_cells`` phrasing cells; ``n_cells_unpaired`` and ``n_scenarios_incomplete`` were left out). Shown under the
     paper's rule (``significant_paper``: p < 0.01, uncorrected) and with ``correction`` within one
     category of one unit (``p_adj``, ``significant``: adjusted p < alpha).
     """
-    cells = cell_means(outcomes)
+    cells = cell_means(outcomes, by=("group", "phrasing"))
     brit = brittleness(outcomes)
     is_control = cells["category"] == CONTROL
     keys = [*UNIT, "category", "group"]
     rows: list[dict[str, Any]] = []
-    for key, (pairs, n_cells, unpaired) in matched_all(cells[~is_control], cells[is_control], keys,
-                                                        [*UNIT, *CELL]).items():
+    for key, (pairs, n_cells, unpaired, incomplete) in matched_phrasings(cells[~is_control], cells[is_control],
+                                                                         keys, [*UNIT, *CELL]).items():
         stats = _paired(pairs, 1 - ci_level, equivalence_margin)
         rating, control_rating = float(pairs["x"].mean()), float(pairs["y"].mean())
         rows.append(
@@ -216,6 +248,7 @@ def compare_to_control(
                 "n_scenarios": len(pairs),
                 "n_cells": n_cells,
                 "n_cells_unpaired": unpaired,
+                "n_scenarios_incomplete": incomplete,
                 **stats,
             }
         )
@@ -294,10 +327,11 @@ def repeatability(
     runs = {s: outcomes[outcomes["sample_index"] == s] for s in (first, second)}
     if any(r["rating"].notna().sum() == 0 for r in runs.values()):
         return pd.DataFrame()
-    a, b = cell_means(runs[first]), cell_means(runs[second])
+    a, b = (cell_means(runs[s], by=("group", "phrasing")) for s in (first, second))
     keys = [*UNIT, "category", "group"]
     rows: list[dict[str, Any]] = []
-    for key, (pairs, n_cells, unpaired) in matched_all(a, b, keys, [*keys, *CELL]).items():
+    for key, (pairs, n_cells, unpaired, incomplete) in matched_phrasings(a, b, keys,
+                                                                         [*keys, "phrasing", *CELL]).items():
         if not n_cells:
             continue
         stats = _paired(pairs, 1 - ci_level, equivalence_margin)
@@ -311,6 +345,7 @@ def repeatability(
                 "difference": float(pairs["x"].mean() - pairs["y"].mean()),
                 "n_cells": n_cells,
                 "n_cells_unpaired": unpaired,
+                "n_scenarios_incomplete": incomplete,
                 **stats,
             }
         )
