@@ -71,13 +71,21 @@ def aggregate_cmd(
     lang: Annotated[str, typer.Option("--lang", help="Language of the ratings (en, ru, zh, hi).")],
     out: Annotated[Path, typer.Option("--out", help="Output CSV (the shared tables' layout; 999 = missing).")],
     min_raters: Annotated[
-        int, typer.Option("--min-raters", min=1, help="Fewer raters -> missing cell (paper 004: 5).")
-    ] = 5,
+        int | None, typer.Option("--min-raters", min=1, help="Fewer raters -> missing cell (default 5, paper 004).")
+    ] = None,
     nonshared: Annotated[
-        Literal["home", "all"],
-        typer.Option("--nonshared", help="home: a non-shared group counts only in its home language (paper "
-                     "004, 3.2); all: in any language that rated it (the published tables)."),
-    ] = "home",
+        Literal["home", "all"] | None,
+        typer.Option("--nonshared", help="home (default): a non-shared group counts only in its home language "
+                     "(paper 004, 3.2); all: in any language that rated it (the published tables)."),
+    ] = None,
+    keep_group: Annotated[
+        list[str] | None,
+        typer.Option("--keep-group", metavar="GROUP", help="Keep this group (id) at any number of raters; repeatable."),
+    ] = None,
+    as_published: Annotated[
+        bool, typer.Option("--as-published", help="The published table of --lang: --min-raters 5 --nonshared all, "
+                           "plus the groups it keeps with fewer raters (hi: immigrant, Asian person).")
+    ] = False,
     name_map: Annotated[
         Path | None, typer.Option("--name-map", help="JSON/YAML {name in ratings: group id}, added to the defaults.")
     ] = None,
@@ -88,17 +96,27 @@ def aggregate_cmd(
     """Aggregate raw per-annotator ratings into a traits × groups table of mean pole strengths.
 
     Defaults follow paper 004's design: at least 5 raters per cell, non-shared groups only in their home
-    language; `--min-raters 1 --nonshared all` reproduces the published tables. The missing cells are listed
-    with why; group names not among the 30 are skipped with a warning (--strict: an error).
+    language. The published tables keep non-shared groups wherever rated: `--min-raters 5 --nonshared all`
+    reproduces en, ru and zh; the Hindi table also keeps two groups with fewer raters (immigrant: 1, Asian
+    person: 4), which `--as-published` adds. The missing cells are listed with why; group names not among
+    the 30 are skipped with a warning (--strict: an error).
     """
     from biasatlas.probes.leakage.data import LeakageDataError
     from biasatlas.probes.leakage.human import write_table
-    from biasatlas.probes.leakage.ratings import aggregate_file
+    from biasatlas.probes.leakage.ratings import MIN_RATERS, PUBLISHED_EXCEPTIONS, aggregate_file
 
-    _language(lang)
+    lang = _language(lang)
+    keep = list(keep_group or [])
+    if as_published:
+        if min_raters not in (None, MIN_RATERS) or nonshared not in (None, "all"):
+            fail(f"--as-published is --min-raters {MIN_RATERS} --nonshared all; leave out --min-raters/--nonshared")
+        keep += [g for g in PUBLISHED_EXCEPTIONS[lang] if g not in keep]
+        nonshared = "all"
+    min_raters = MIN_RATERS if min_raters is None else min_raters
+    nonshared = nonshared or "home"
     try:
         result = aggregate_file(ratings, language=lang, min_raters=min_raters, nonshared=nonshared,
-                                name_map_path=name_map, strict=strict)
+                                name_map_path=name_map, strict=strict, keep_groups=keep)
     except LeakageDataError as exc:
         fail(str(exc))
         raise
@@ -114,6 +132,9 @@ def aggregate_cmd(
         f"(raters per group: min {int(rated.min()) if len(rated) else 0}, "
         f"max {int(rated.max()) if len(rated) else 0}); min raters {min_raters}, non-shared groups: {nonshared}"
     )
+    if keep:
+        counts = ", ".join(f"{g} ({int(result.raters.get(g, 0))} raters)" for g in keep)
+        err.print(f"kept at any number of raters{' (as published)' if as_published else ''}: {counts}")
     if not result.missing.empty:
         missing = Table(title=f"Missing cells ({lang}) and why")
         for col in ("group", "category", "missing cells", "raters", "reason"):

@@ -2,8 +2,10 @@
 
 The defaults follow the design of paper 004 (section 3.2): a cell needs at least five annotations in the
 language (``min_raters=5``), and a non-shared group counts only in its home language (``nonshared="home"``:
-"for non-shared groups ... we collected annotations only in that language"). ``min_raters=1,
-nonshared="all"`` reproduces the published tables, which keep every rating. Every cell left missing is
+"for non-shared groups ... we collected annotations only in that language"). The published tables keep
+non-shared groups wherever they were rated and at least five raters, with two exceptions in Hindi
+(:data:`PUBLISHED_EXCEPTIONS`): ``min_raters=5, nonshared="all"`` reproduces en, ru and zh, and with
+``keep_groups=PUBLISHED_EXCEPTIONS[lang]`` (the CLI's ``--as-published``) hi too. Every cell left missing is
 reported with why; group names that are not among the 30 are skipped and listed (``strict=True`` fails).
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -33,6 +35,10 @@ from biasatlas.probes.leakage.human import MISSING, SCORE_RANGE
 
 MIN_RATERS = 5  # paper 004, section 3.2: "a minimum of five annotations per social group in each language"
 Nonshared = Literal["home", "all"]
+#: Groups the published tables (Cao et al., commit 8254eb7) keep with fewer than five raters, per language:
+#: Hindi immigrant (1 rater) and Asian person (4), as counted in the raw data_full_hindi.json by the review of
+#: issue 25; the published values agree (immigrant: whole numbers, one pole 0 per pair; Asian person: quarters).
+PUBLISHED_EXCEPTIONS: dict[str, tuple[str, ...]] = {"en": (), "ru": (), "zh": (), "hi": ("immigrant", "Asian person")}
 SHAPE = "{annotator: {group: {'left - right': score}}}"
 
 
@@ -150,6 +156,7 @@ def aggregate(
     name_map: Mapping[str, str] | None = None,
     strict: bool = False,
     source: str = "ratings",
+    keep_groups: Collection[str] = (),
 ) -> Aggregation:
     """Aggregate one language's ratings into a traits × groups table of mean pole strengths.
 
@@ -157,10 +164,14 @@ def aggregate(
     max(s, 0)); a cell rated by fewer than ``min_raters`` annotators is missing. With ``nonshared="home"``
     a non-shared group's ratings count only in its home language. Unknown trait pairs and bad scores raise
     LeakageDataError naming the annotator, group and key; ``999`` (or null) scores count as not rated.
+    A group of ``keep_groups`` keeps every cell it has a rating for, at any number of raters.
     """
     check_language(language)
     if min_raters < 1:
         raise LeakageDataError(f"min_raters must be at least 1, got {min_raters}")
+    unknown = sorted(set(keep_groups) - set(group_ids()))
+    if unknown:
+        raise LeakageDataError(f"keep_groups: unknown group ids {unknown}; valid: {', '.join(group_ids())}")
     names = default_name_map()
     names.update({k.casefold(): v for k, v in (name_map or {}).items()})
     by_id, pairs = group_by_id(), _pair_lookup()
@@ -199,7 +210,7 @@ def aggregate(
     table = pd.DataFrame(np.nan, index=list(trait_ids()), columns=list(group_ids()))
     for (trait, group), values in strengths.items():
         # The minimum applies to the raters of this very cell, so a pair an annotator skipped counts less.
-        if group not in foreign and len(values) >= min_raters:
+        if group not in foreign and (len(values) >= min_raters or group in keep_groups):
             table.loc[trait, group] = float(np.mean(values))
     table.index.name = "Traits"
     counts = pd.Series({g: (0 if g in foreign else len(raters.get(g, ()))) for g in group_ids()}, dtype=int)
@@ -243,8 +254,9 @@ def aggregate_file(
     nonshared: Nonshared = "home",
     name_map_path: str | Path | None = None,
     strict: bool = False,
+    keep_groups: Collection[str] = (),
 ) -> Aggregation:
     """:func:`aggregate` over a ratings JSON file, with an optional name-map file."""
     extra = load_name_map(name_map_path) if name_map_path else None
     return aggregate(read_ratings(path), language=language, min_raters=min_raters, nonshared=nonshared,
-                     name_map=extra, strict=strict, source=str(path))
+                     name_map=extra, strict=strict, source=str(path), keep_groups=keep_groups)
