@@ -28,15 +28,12 @@ from biasatlas.cli.common import (
     run_probe_command,
 )
 from biasatlas.cli.options import SHARED, RunOptions, build_options, run_options, split_values
+from biasatlas.cli.stories import _open, stories_app
 from biasatlas.records import GenerationSettings
-from biasatlas.store import DB_NAME, Store
 
 # The probe modules (scipy, pandas) are imported inside the commands: every `biasatlas` call
 # imports this module, and start-up time counts for fast HTTP runs.
 
-stories_app = typer.Typer(help="Story probe extras: import published stories, judge harm, human ratings.",
-                          no_args_is_help=True)
-app.add_typer(stories_app, name="stories")
 
 
 @run_app.command("stories")
@@ -331,12 +328,3 @@ def _block(stories: Any, result: Any, counts: dict[str, Any], config: Any) -> di
 def _round(timings: dict[str, float]) -> dict[str, float]:
     return {k: round(v, 3) for k, v in timings.items()}
 
-
-def _open(study: Path) -> Store:
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME})")
-    return Store(study)
-
-
-# `stories compare` lives in its own module; importing it attaches it to stories_app
-import biasatlas.cli.stories  # noqa: E402, F401

@@ -1,4 +1,5 @@
-"""`biasatlas stories compare`: a study's associations against the published StereoTales list."""
+"""The `biasatlas stories` group (import, judge and ratings attach to it from cli/run_stories.py) and
+`biasatlas stories compare`: a study's associations against the published StereoTales list."""
 
 from __future__ import annotations
 
@@ -11,8 +12,21 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from biasatlas.cli.app import app
 from biasatlas.cli.common import AlphaOpt, StudyOpt, check_analysis_options, fail
-from biasatlas.cli.run_stories import _open, stories_app
+from biasatlas.store import DB_NAME, Store
+
+# this module imports nothing from cli/run_stories.py, which imports the group from here (no cycle)
+stories_app = typer.Typer(help="Story probe extras: import published stories, judge harm, human ratings, "
+                          "compare with the published list.", no_args_is_help=True)
+app.add_typer(stories_app, name="stories")
+
+
+def _open(study: Path) -> Store:
+    """The study's store; a one-line error when there is none."""
+    if not (study / DB_NAME).exists():
+        fail(f"no study at {study} (expected {study / DB_NAME})")
+    return Store(study)
 
 
 @stories_app.command("compare")
@@ -25,9 +39,14 @@ def compare_cmd(
     resamples: Annotated[int, typer.Option("--resamples", min=1, help="Monte Carlo resamples (reference).")] = 500_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the Monte Carlo Fisher tests.")] = 42,
     min_lift: Annotated[float, typer.Option("--min-lift")] = 2.0,
+    pool_languages: Annotated[
+        bool, typer.Option("--pool-languages", help="Pool the study's languages in each model x template slice "
+                           "(the paper's global aggregation); default: each language apart.")
+    ] = False,
 ) -> None:
-    """Which published associations each model reproduces (its fraction and lift beside the published
-    ones), which it does not, and which new ones it adds; unmapped published entries are listed."""
+    """Which published associations each slice (model x prompt template, x language where the study has
+    several) reproduces (its fraction and lift beside the published ones), which it does not and why an
+    entry cannot be tested, and which new ones it adds; unmapped published entries are listed."""
     from biasatlas.probes.stories import profiles as profiles_module
     from biasatlas.probes.stories.compare import compare, read_published
     from biasatlas.stats.associations import AssociationConfig
@@ -47,7 +66,7 @@ def compare_cmd(
         store.close()
     if profiles.empty:
         fail(f"{study}: no extracted story profiles to compare (run `biasatlas run stories` or `stories import`)")
-    out = compare(profiles, entries, config)
+    out = compare(profiles, entries, config, per_language=not pool_languages)
     if problems:
         out["published"]["problems"] = problems
     if as_json:
@@ -61,22 +80,29 @@ def _print(out: dict[str, Any], console: Console) -> None:
     unmapped = "; ".join(f"{u['question_id']} {u['why']}" for u in pub["unmapped"])
     console.print(f"published list: {pub['entries']} entries, {pub['mapped']} mapped to the bundled keys, "
                   f"{len(pub['unmapped'])} not: {unmapped}")
-    for model, m in out["models"].items():
-        console.print(f"{model}: {m['reproduced']} reproduced of {m['published_testable']} testable published "
-                      f"associations; {m['new']} new ({m['held']} held in all)")
-    table = Table(title="Published associations (fraction and lift: model / published)")
-    for col in ("model", "A = a", "B = b", "reproduced", "fraction", "lift"):
+    for sl in out["slices"]:
+        untestable = "; ".join(f"{n} {why}" for why, n in sl["untestable"].items())
+        console.print(f"{_label(sl)}: {sl['reproduced']} reproduced of {sl['published_testable']} testable published "
+                      f"associations; {sl['new']} new ({sl['held']} held in all)"
+                      + (f"; not testable: {untestable}" if untestable else ""))
+    table = Table(title="Published associations (fraction and lift: slice / published)")
+    for col in ("slice", "A = a", "B = b", "reproduced", "fraction", "lift"):
         table.add_column(col)
     for r in out["rows"]:
         table.add_row(
-            r["model"],
+            _label(r),
             f"{r['base_attribute']} = {r['base_value']}",
             f"{r['compared_attribute']} = {r['compared_value']}",
-            "yes" if r["reproduced"] else "no",
+            "yes" if r["reproduced"] else ("not testable" if r["why"] else "no"),
             f"{_fmt(r['fraction'])} / {_fmt(r['published_fraction'])}",
             f"{_fmt(r['lift'])} / {_fmt(r['published_lift'])}",
         )
     console.print(table)
+
+
+def _label(row: dict[str, Any]) -> str:
+    """A slice as text: model, template, language."""
+    return f"{row['model']} / {row['template']} / {row['language']}"
 
 
 def _fmt(value: float | None) -> str:

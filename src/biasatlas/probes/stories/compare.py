@@ -3,10 +3,12 @@
 The published list (1,580 entries, all with lift >= 2, no licence: the user supplies it) holds
 associations A=a -> B=b with the mean percentage and lift across the paper's models. Its attribute
 names and values are mapped to the bundled keys (:class:`~.published.ValueMapper`); an entry that
-does not map is listed with the reason, never dropped silently. For every model of the study and
-every mapped entry, :func:`compare` gives the model's own fraction and lift of that cell (from the
-same pruned contingency table as the analysis) and whether the association holds for the model
-(the two-step procedure); the associations the model holds that the list lacks are "new".
+does not map is listed with the reason, never dropped silently. For every slice of the study
+(model x prompt template, x language where it has several: never pooled, as the rest of the analysis)
+and every mapped entry, :func:`compare` gives the slice's own fraction and lift of that cell (from the
+same pruned contingency table as the analysis) and whether the association holds there (the two-step
+procedure), or why the entry cannot be tested there; the associations a slice holds that the list
+lacks are "new".
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ import pandas as pd
 
 from biasatlas.probes.stories.published import ValueMapper
 from biasatlas.probes.stories.seeds import UNKNOWN, load_seeds
-from biasatlas.stats.associations import ASSOCIATION_KEY, AssociationConfig, contingency, mine_associations
+from biasatlas.stats.associations import (
+    ASSOCIATION_KEY,
+    OTHER,
+    AssociationConfig,
+    contingency,
+    mine_associations,
+)
 
 Key = tuple[str, str, str, str]
 
@@ -96,67 +104,119 @@ def _number(value: Any) -> float | None:
         return None
 
 
-def cell_figures(profiles: pd.DataFrame, key: Key, min_row_total: int) -> tuple[float | None, float | None, int]:
-    """The fraction, lift and count of cell (a, b) in the A x B table of these stories (None: not testable)."""
+@dataclass(frozen=True)
+class CellFigures:
+    """A published cell in one slice's pruned A x B table: the slice's fraction, lift and count, or ``why``
+    it cannot be tested (``fraction`` None)."""
+
+    fraction: float | None
+    lift: float | None
+    count: int
+    why: str | None = None
+
+
+def cell_figures(profiles: pd.DataFrame, key: Key, min_row_total: int) -> CellFigures:
+    """The fraction, lift and count of cell (a, b) in the A x B table of these stories, or why not testable."""
     a_dim, a_value, b_dim, b_value = key
-    sub = profiles[profiles["base_attribute"] == a_dim]
+    sub = profiles[profiles["base_attribute"].astype(str) == a_dim]
     if sub.empty or b_dim not in sub.columns:
-        return None, None, 0
-    table = contingency(sub[a_dim].astype(str), sub[b_dim].astype(str), min_row_total)
+        return CellFigures(None, None, 0, f"no story prompted with {a_dim}")
+    a, b = sub[a_dim].astype(str), sub[b_dim].astype(str)
+    table = contingency(a, b, min_row_total)
+    known = (a != UNKNOWN) & (b != UNKNOWN) & (b != OTHER)
     if table is None or a_value not in table.index:
-        return None, None, 0
+        if int((known & (a == a_value)).sum()) < min_row_total:
+            return CellFigures(None, None, 0, f"fewer than {min_row_total} stories prompted with {a_dim}={a_value} "
+                                              f"have a known {b_dim}")
+        if b[known].nunique() < 2:
+            return CellFigures(None, None, 0, f"fewer than 2 known values of {b_dim} in the stories prompted with "
+                                              f"{a_dim}")
+        return CellFigures(None, None, 0, f"fewer than 2 values of {a_dim} with {min_row_total} stories with a "
+                                          f"known {b_dim}")
     counts = table.to_numpy()
     row = list(table.index).index(a_value)
     count = int(counts[row, list(table.columns).index(b_value)]) if b_value in table.columns else 0
     row_total = float(counts[row].sum())
     column_total = float(table[b_value].sum()) if b_value in table.columns else 0.0
-    expected = row_total * column_total / float(table.to_numpy().sum())
-    return count / row_total, (count / expected if expected else 0.0), count
+    expected = row_total * column_total / float(counts.sum())
+    return CellFigures(count / row_total, (count / expected if expected else 0.0), count)
+
+
+SLICE_COLUMNS = ("model", "template", "language")
+POOLED = "all"  # the language of a slice that pools the study's languages
+
+
+def slice_frame(profiles: pd.DataFrame, per_language: bool | None = None) -> pd.DataFrame:
+    """The profiles with one (model, template, language) label per slice compared: templates always apart,
+    languages apart unless ``per_language`` is False (None: apart when the study has several)."""
+    frame = profiles.copy()
+    if "template" not in frame.columns:
+        frame["template"] = "scenario_based"
+    frame["template"] = frame["template"].fillna("scenario_based").astype(str)
+    if "language" not in frame.columns:
+        frame["language"] = POOLED
+    several = frame["language"].astype(str).nunique() > 1
+    frame["language"] = POOLED if several and per_language is False else frame["language"].astype(str)
+    frame["model"] = frame["model"].astype(str)
+    return frame
 
 
 def compare(
-    profiles: pd.DataFrame, entries: Sequence[PublishedEntry], config: AssociationConfig | None = None
+    profiles: pd.DataFrame,
+    entries: Sequence[PublishedEntry],
+    config: AssociationConfig | None = None,
+    per_language: bool | None = None,
 ) -> dict[str, Any]:
-    """Per model: the published associations it reproduces (with its fraction and lift beside the
-    published ones), those it does not, and the associations it adds."""
+    """Per slice (model x prompt template, x language where the study has several unless ``per_language`` is
+    False): the published associations it reproduces (with its fraction and lift beside the published ones),
+    those it does not, each untestable one with the reason, and the associations it adds."""
     config = config or AssociationConfig()
     dims = list(load_seeds("en").dimensions)
-    result = mine_associations(profiles, dims, config=config) if not profiles.empty else None
+    frame = slice_frame(profiles, per_language) if not profiles.empty else profiles
+    by = list(SLICE_COLUMNS)
+    result = mine_associations(frame, dims, by=by, config=config) if not frame.empty else None
     per_slice = result.per_slice if result is not None else pd.DataFrame()
     mapped = [e for e in entries if e.key is not None]
     published_keys = {e.key for e in mapped}
     rows: list[dict[str, Any]] = []
     new: list[dict[str, Any]] = []
-    models: dict[str, dict[str, Any]] = {}
-    for model in sorted(map(str, profiles["model"].unique())) if not profiles.empty else []:
-        own = profiles[profiles["model"].astype(str) == model]
-        held_rows = per_slice[per_slice["model"].astype(str) == model] if not per_slice.empty else per_slice
+    slices: list[dict[str, Any]] = []
+    grouped = list(frame.groupby(by, sort=True, observed=True)) if not frame.empty else []
+    for labels_t, own in grouped:
+        labels = dict(zip(by, map(str, labels_t), strict=True))
+        held_rows = per_slice
+        for column, value in labels.items():
+            held_rows = held_rows[held_rows[column].astype(str) == value] if not held_rows.empty else held_rows
         held: dict[Key, dict[str, Any]] = {}
         for record in held_rows.to_dict("records"):
             k = tuple(str(record[c]) for c in ASSOCIATION_KEY)
             held[(k[0], k[1], k[2], k[3])] = {str(c): v for c, v in record.items()}
-        testable = 0
+        untestable: Counter[str] = Counter()
         for entry in mapped:
             assert entry.key is not None
-            fraction, lift, count = cell_figures(own, entry.key, config.min_row_total)
-            testable += fraction is not None
+            cell = cell_figures(own, entry.key, config.min_row_total)
+            if cell.why:
+                untestable[cell.why] += 1
             rows.append({
-                "model": model, "question_id": entry.question_id, **dict(zip(ASSOCIATION_KEY, entry.key, strict=True)),
+                **labels, "question_id": entry.question_id, **dict(zip(ASSOCIATION_KEY, entry.key, strict=True)),
                 "published_fraction": entry.fraction, "published_lift": entry.lift,
-                "fraction": fraction, "lift": lift, "count": count, "reproduced": entry.key in held,
+                "fraction": cell.fraction, "lift": cell.lift, "count": cell.count, "reproduced": entry.key in held,
+                "why": cell.why,
             })
         added = sorted(set(held) - published_keys)
         for k in added:
             rec = held[k]
-            new.append({"model": model, **dict(zip(ASSOCIATION_KEY, k, strict=True)), "count": int(rec["count"]),
+            new.append({**labels, **dict(zip(ASSOCIATION_KEY, k, strict=True)), "count": int(rec["count"]),
                         "fraction": float(rec["fraction"]), "lift": float(rec["lift"]), "q": float(rec["q_by"])})
-        models[model] = {
+        slices.append({
+            **labels,
             "stories": len(own),
-            "published_testable": testable,
+            "published_testable": len(mapped) - sum(untestable.values()),
             "reproduced": len(published_keys & set(held)),
             "held": len(held),
             "new": len(added),
-        }
+            "untestable": dict(untestable),
+        })
     unmapped = [{"question_id": e.question_id, "base": "=".join(e.base), "compared": "=".join(e.compared),
                  "why": e.why} for e in entries if e.key is None]
     unknown = sorted({e.why for e in entries if e.why})
@@ -167,10 +227,12 @@ def compare(
                     "the alias table data/stories/import_aliases.yaml",
             "unknown": unknown,
         },
-        "models": models,
+        "slices": slices,
         "rows": rows,
         "new": new,
-        "method": "an entry is reproduced when the model holds the association by the two-step procedure "
-                  "(BH-significant table with a medium or large effect, BY-significant cell, lift >= "
-                  f"{config.min_lift}); fraction and lift are the model's own, from the same pruned table",
+        "method": "per model x prompt template (x language where the study has several, unless pooled): an entry "
+                  "is reproduced when the slice holds the association by the two-step procedure (BH-significant "
+                  "table with a medium or large effect, BY-significant cell, lift >= "
+                  f"{config.min_lift}); fraction and lift are the slice's own, from the same pruned table; an "
+                  "entry that cannot be tested there says why",
     }

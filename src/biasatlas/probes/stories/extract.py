@@ -193,12 +193,20 @@ def _load_object(text: str, keys: Collection[str]) -> tuple[dict[str, Any] | Non
     return None, repairs, "invalid JSON that could not be repaired"
 
 
+#: answers that mean "no value" (read as "unknown"); no value key or label of any attribute may be one of
+#: them (tests/unit/probes/stories/test_vocabulary.py), or that value could never be read
+NULL_WORDS = frozenset({UNKNOWN, "none", "null", "n/a", "na", "nil", "not specified", "unspecified"})
+#: keys our importer once wrote into stored extractions, read as the key that replaced them
+#: (``disability_status.none`` collided with the null word "none" and became ``no_disability``)
+FORMER_KEYS = {"disability_status": {"none": "no_disability"}}
+
+
 def _match_value(raw: Any, dim: Dimension) -> str | None:
     """The vocabulary key ``raw`` names (key, label or their slugs), "unknown", or None."""
     if raw is None:
         return UNKNOWN
     text = str(raw).strip()
-    if not text or text.lower() in {UNKNOWN, "none", "null", "n/a", "not specified", "unspecified"}:
+    if not text or text.lower() in NULL_WORDS:
         return UNKNOWN
     low = text.lower()
     for v in dim.values:
@@ -215,13 +223,17 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
-def parse_extraction(text: str | None, dims: Mapping[str, Dimension], story: str = "") -> Extraction:
+def parse_extraction(
+    text: str | None, dims: Mapping[str, Dimension], story: str = "", imported: bool = False
+) -> Extraction:
     """Validate one extractor answer against the vocabularies; repair what can be repaired.
 
     Accepted per dimension: ``{"value": key, "evidence": "..."}`` or a bare value; keys or labels
     (any case). A value outside the vocabulary becomes "unknown" and is listed in
     ``out_of_vocabulary``; a missing dimension becomes "unknown" and is listed in ``missing``.
     An answer with no recoverable JSON object, or none of the expected keys, is rejected.
+    ``imported``: the answer is an extraction our importer stored, whose former keys
+    (:data:`FORMER_KEYS`) are read as the keys that replaced them.
     """
     obj, repairs, reason = _load_object(text or "", dims.keys())
     if obj is None:
@@ -247,6 +259,8 @@ def parse_extraction(text: str | None, dims: Mapping[str, Dimension], story: str
         else:
             raw = entry
             bare.append(key)
+        if imported and isinstance(raw, str):
+            raw = FORMER_KEYS.get(key, {}).get(raw, raw)
         value = _match_value(raw, dim)
         if value is None:
             out.values[key] = UNKNOWN

@@ -71,7 +71,7 @@ def load_profiles(store: Store, vote: str = DEFAULT_VOTE) -> tuple[pd.DataFrame,
             imported = _truthy(getattr(row, "imported", None))
             parsed: Extraction = parse_extraction(
                 _cell_text(row.text), dims_x,
-                "" if imported else str(story_text.get(sid) or ""),
+                "" if imported else str(story_text.get(sid) or ""), imported=imported,
             )
             status_counts[parsed.status] += 1
             if parsed.reason:
