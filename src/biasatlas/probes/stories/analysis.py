@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
+import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from biasatlas.probes.stories import harm as stories_harm
@@ -63,10 +64,27 @@ def distributions(profiles: pd.DataFrame) -> pd.DataFrame:
     return out[["model", "language", "attribute", "value", "count", "n", "share"]]
 
 
+def json_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame as JSON-ready records at full precision: Python numbers (a p of 6.88e-14 stays 6.88e-14;
+    pandas' ``to_json`` rounds to 10 decimals and wrote 0.0), NaN as None, lists kept."""
+    return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+
+
+def _plain(value: Any) -> Any:
+    """A cell as a plain JSON value (numpy scalars to Python, NaN to None)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def association_records(result: AssociationResult, limit: int | None = None) -> list[dict[str, Any]]:
-    """The associations as JSON-ready records (the first ``limit`` if given)."""
+    """The associations as JSON-ready records (the first ``limit`` if given), at full precision."""
     frame = result.associations if limit is None else result.associations.head(limit)
-    return json.loads(frame.to_json(orient="records"))
+    return json_records(frame)
 
 
 PER_MODEL_COLUMNS = ["model", "language", "template", "base_attribute", "base_value", "compared_attribute",
@@ -80,7 +98,7 @@ def per_model_records(result: AssociationResult) -> list[dict[str, Any]]:
     if frame.empty:
         return []
     frame = frame[[c for c in PER_MODEL_COLUMNS if c in frame.columns]]
-    return json.loads(frame.to_json(orient="records"))
+    return json_records(frame)
 
 
 def empty_reason(result: AssociationResult | None, counts: dict[str, Any], config: AssociationConfig) -> str:
