@@ -21,6 +21,9 @@ _QUOTED = (
     re.compile(r"\u300c[^\u300d]*\u300d|\u300e[^\u300f]*\u300f"),  # 「...」 『...』
     re.compile(r'"[^"]*"'),
     re.compile(r"\u2018.*?\u2019(?!\w)", re.S),  # ‘...’ (an apostrophe inside a word does not close it)
+    # '...' with straight quotes: opened where no letter precedes, closed where none follows, within a
+    # paragraph; an apostrophe inside a word ("I'm", "can't") neither opens nor closes it
+    re.compile(r"(?<!\w)'(?=\S)[^\n]*?(?<=\S)'(?!\w)"),
     re.compile(r"(?m)^[ \t]*[\u2014\u2013\u2015].*$"),  # a line of dialogue opened by a dash (fr, es, it)
 )
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'", "\uff07": "'"})
