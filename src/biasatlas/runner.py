@@ -254,7 +254,7 @@ def _run_plan(
     if callable(describe):
         run_config.setdefault("backend", describe())
     run_config.setdefault("versions", library_versions())
-    run_id = store.start_run(probe, backend.id, run_config, __version__)
+    run_id = store.start_run(probe, backend.id, run_config, __version__, planned=len(prompts) * samples)
     totals = RunTotals(run_id=run_id)
     outcome = "interrupted"
     columns = (

@@ -2,7 +2,7 @@
 
 Responses are committed as they arrive, before anything parses them (the runner groups answers that arrive
 together into one transaction). Errors are kept in their own table and never served as answers, so the next
-run asks again. Schema changes go through the numbered migrations below. What the store writes besides
+run asks again. Schema changes go through the numbered migrations (store_sql.py). What the store writes besides
 answers (errors, info, run config, totals) is scrubbed of credentials; an answer is capped at
 ``MAX_ANSWER_CHARS``. A read-only study (an archived audit) is never written.
 """
@@ -21,70 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biasatlas.records import Request, Response, canonical_json, canonical_tree_json, scrub_text, scrub_value
-from biasatlas.store_sql import answered_keys, insert_rows
+from biasatlas.store_sql import FRAME_SQL, MIGRATIONS, answered_keys, insert_rows, unfinished_totals
 
 if TYPE_CHECKING:  # pandas is imported where frames are made: running a plan does not need it
     import pandas as pd
 
 DB_NAME = "biasatlas.db"
-
-MIGRATIONS: list[str] = [
-    # 1: the initial schema
-    """
-    CREATE TABLE prompts (
-        prompt_id TEXT PRIMARY KEY,
-        probe TEXT NOT NULL,
-        language TEXT NOT NULL,
-        messages_json TEXT NOT NULL,
-        options_json TEXT NOT NULL,
-        meta_json TEXT NOT NULL
-    );
-    CREATE TABLE runs (
-        run_id INTEGER PRIMARY KEY AUTOINCREMENT,
-        probe TEXT NOT NULL,
-        backend_id TEXT NOT NULL,
-        config_json TEXT NOT NULL,
-        package_version TEXT NOT NULL,
-        started_at TEXT NOT NULL,
-        finished_at TEXT,
-        status TEXT NOT NULL,
-        totals_json TEXT
-    );
-    CREATE TABLE run_items (
-        run_id INTEGER NOT NULL REFERENCES runs(run_id),
-        prompt_id TEXT NOT NULL REFERENCES prompts(prompt_id),
-        key TEXT NOT NULL,
-        backend_id TEXT NOT NULL,
-        mode TEXT NOT NULL,
-        sample_index INTEGER NOT NULL,
-        PRIMARY KEY (run_id, prompt_id, sample_index)
-    );
-    CREATE INDEX run_items_key ON run_items(key);
-    CREATE TABLE responses (
-        key TEXT PRIMARY KEY,
-        backend_id TEXT NOT NULL,
-        request_json TEXT NOT NULL,
-        text TEXT,
-        option_probs_json TEXT,
-        prompt_tokens INTEGER,
-        completion_tokens INTEGER,
-        latency_s REAL,
-        finish_reason TEXT,
-        info_json TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    );
-    CREATE TABLE errors (
-        error_id INTEGER PRIMARY KEY AUTOINCREMENT,
-        key TEXT NOT NULL,
-        backend_id TEXT NOT NULL,
-        run_id INTEGER,
-        error TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    );
-    CREATE INDEX errors_key ON errors(key);
-    """,
-]
-
 
 #: The most characters of one answer's text the store keeps (256 Ki characters, at most 1 MiB of
 #: UTF-8): longer text is cut there and ``info["truncated_from"]`` holds its original length.
@@ -124,14 +66,29 @@ class Store:
             self._check_schema(self._versions())
             return
         self.dir.mkdir(parents=True, exist_ok=True)
+        existed = self.path.is_file() and self.path.stat().st_size > 0
         # autocommit mode: each write below is its own transaction unless grouped explicitly
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA busy_timeout=30000")
+        if existed:
+            self._check_intact()
         self.conn.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode: a committed row survives a process crash; only an OS crash can lose
         # the last transactions. That is the trade the cache needs for thousands of writes a second.
         self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute("PRAGMA busy_timeout=30000")
         self._migrate()
+
+    def _check_intact(self) -> None:
+        """Refuse a damaged database (pages overwritten, not only cut short) before anything is written to it."""
+        try:
+            problems = [str(row[0]) for row in self.conn.execute("PRAGMA quick_check(1)")]
+        except sqlite3.DatabaseError as exc:
+            problems = [str(exc)]
+        if problems != ["ok"]:
+            self.close()
+            detail = " ".join(" ".join(problems).replace("*** in database main ***", "").split())[:200]
+            raise StoreError(f"{self.path} is damaged ({detail}): nothing was written to it; restore it from a "
+                             f"backup, or recover what is readable with: sqlite3 {self.path} .recover")
 
     def _open_readonly(self) -> sqlite3.Connection:
         """A read-only connection. A WAL reader needs a -shm file: in a writable directory ``mode=ro``
@@ -229,12 +186,20 @@ class Store:
         self.close()
 
     # ---- runs ---------------------------------------------------------------------------------
-    def start_run(self, probe: str, backend_id: str, config: dict[str, Any], version: str) -> int:
+    def start_run(self, probe: str, backend_id: str, config: dict[str, Any], version: str,
+                  planned: int | None = None) -> int:
+        """Record a run as ``running``. ``planned`` (the plan's size) is noted in its totals at once, with
+        the answers stored so far, so that a run killed before it records its end can be told apart."""
         self._writing()
+        totals = None
+        if planned is not None:
+            before = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM responses").fetchone()[0]
+            totals = canonical_json({"planned": planned, "status": "running", "info": {"answers_before": before}})
         cur = self.conn.execute(
-            "INSERT INTO runs (probe, backend_id, config_json, package_version, started_at, status)"
-            " VALUES (?, ?, ?, ?, ?, 'running')",
-            (probe, backend_id, canonical_json(scrub_value(config)), version, _now()),
+            "INSERT INTO runs (probe, backend_id, config_json, package_version, started_at, status, totals_json)"
+            " VALUES (?, ?, ?, ?, ?, 'running', ?)",
+            (probe, backend_id, canonical_json(scrub_value(config)), version, _now(),
+             totals),
         )
         return int(cur.lastrowid or 0)
 
@@ -249,17 +214,34 @@ class Store:
         self.conn.execute(sql, (canonical_json(scrub_value(config)), run_id))
 
     def runs(self, probe: str | None = None) -> pd.DataFrame:
+        """Every run (of ``probe``), oldest first; missing values are None. A run that never recorded its
+        end reads as ``running`` while a process holds the study's writer lock, else as ``interrupted``
+        (killed), with totals counted from its recorded plan (``store_sql.unfinished_totals``)."""
         import pandas as pd
 
         query = "SELECT * FROM runs" + (" WHERE probe = ?" if probe else "") + " ORDER BY run_id"
-        return pd.read_sql_query(query, self.conn, params=(probe,) if probe else ())
+        frame = pd.read_sql_query(query, self.conn, params=(probe,) if probe else ())
+        for column in ("config_json", "finished_at", "totals_json"):  # NULL as None, not NaN (pandas' str dtype)
+            frame[column] = pd.Series([v if isinstance(v, str) else None for v in frame[column]], frame.index, object)
+        open_runs = [i for i, done in zip(frame.index, frame["finished_at"], strict=True) if done is None]
+        if open_runs:
+            from biasatlas.lock import writer_holder
+
+            writer = writer_holder(self.dir)
+            for i in open_runs:
+                row = frame.loc[i]
+                totals = unfinished_totals(self.conn, int(row["run_id"]), row["started_at"], row["totals_json"],
+                                           writer)
+                frame.at[i, "status"] = totals["status"]
+                frame.at[i, "totals_json"] = canonical_json(totals)
+        return frame
 
     def last_run(self, probe: str | None = None) -> dict[str, Any] | None:
         frame = self.runs(probe)
         if frame.empty:
             return None
         row = {str(k): v for k, v in frame.iloc[-1].to_dict().items()}
-        row["config"] = json.loads(row.pop("config_json"))
+        row["config"] = json.loads(row.pop("config_json") or "{}")
         row["totals"] = json.loads(row.pop("totals_json") or "{}")
         return row
 
@@ -366,20 +348,7 @@ class Store:
             where.append(f"i.run_id IN ({','.join('?' * len(run_ids))})")
             params.extend(run_ids)
         clause = ("WHERE " + " AND ".join(where)) if where else ""
-        query = f"""
-            SELECT i.prompt_id, i.key, i.backend_id AS model, i.mode, i.sample_index,
-                   MAX(i.run_id) AS run_id,
-                   p.probe, p.language, p.messages_json, p.options_json, p.meta_json,
-                   r.text, r.option_probs_json, r.prompt_tokens, r.completion_tokens, r.latency_s,
-                   r.finish_reason, r.info_json,
-                   (SELECT COUNT(*) FROM errors e WHERE e.key = i.key) AS n_errors
-            FROM run_items i
-            JOIN prompts p ON p.prompt_id = i.prompt_id
-            LEFT JOIN responses r ON r.key = i.key
-            {clause}
-            GROUP BY i.prompt_id, i.backend_id, i.mode, i.sample_index
-            ORDER BY MIN(i.rowid)
-        """
+        query = FRAME_SQL.format(where=clause)
         raw = pd.read_sql_query(query, self.conn, params=params)
         if raw.empty:
             return raw

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
@@ -77,6 +78,32 @@ def check_study(study: Path, *, write: bool) -> None:
                 conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
             fail(f"{db} is not a readable biasatlas database ({exc})")
+
+
+def database_error_line(db: Path, exc: Exception) -> str:
+    """One line for an error SQLite raised reading a study: damaged pages, or a database it cannot use now."""
+    import sqlite3
+
+    detail = " ".join(str(exc).split())[:200]
+    if isinstance(exc, sqlite3.OperationalError):  # locked, busy, out of disk: not damage
+        return f"cannot use {db}: {detail}"
+    return (f"{db} is damaged ({detail}): restore it from a backup, or recover what is readable with: "
+            f"sqlite3 {db} .recover")
+
+
+@contextlib.contextmanager
+def study_errors(study: Path) -> Iterator[None]:
+    """A study the store refuses (newer schema, damaged) or SQLite fails to read mid-command: one line, exit 2."""
+    import sqlite3
+
+    from biasatlas.store import DB_NAME
+
+    try:
+        yield
+    except StoreError as exc:
+        fail(str(exc))
+    except sqlite3.DatabaseError as exc:
+        fail(database_error_line(study / DB_NAME, exc))
 
 
 def open_backend(options: BackendOptions) -> Backend:
@@ -225,6 +252,9 @@ def execute(
                               progress=progress)
     except KeyboardInterrupt:
         interrupted(study)
+        raise
+    except StoreError as exc:
+        fail(str(exc))
         raise
     finally:
         backend.close()

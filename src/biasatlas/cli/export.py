@@ -18,6 +18,7 @@ from biasatlas.cli.common import (
     check_study,
     console,
     fail,
+    study_errors,
 )
 
 # The export package (pandas, pyarrow) is imported inside the command: every CLI start imports this module.
@@ -47,7 +48,8 @@ def export(
         fail(f"no study at {study} (expected {study / DB_NAME}); run a probe first")
     try:
         check_target(to, force)  # before any analysis runs
-        result = export_study(study, to, fmt, force=force, analysis=analysis)
+        with study_errors(study):  # a newer schema, a damaged database: one line
+            result = export_study(study, to, fmt, force=force, analysis=analysis)
     except ExportError as exc:
         _fail_plain(str(exc))
     except OSError as exc:

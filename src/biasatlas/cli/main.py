@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import sqlite3
 import sys
 import warnings
 from pathlib import Path
@@ -11,9 +12,19 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import AlphaOpt, CorrectionOpt, check_analysis_options, check_study, fail, show_warning
+from biasatlas.cli.common import (
+    AlphaOpt,
+    CorrectionOpt,
+    check_analysis_options,
+    check_study,
+    database_error_line,
+    fail,
+    show_warning,
+    study_errors,
+)
 from biasatlas.store import DB_NAME, Store
 
 # Command modules attach their commands to the apps in biasatlas.cli.app when imported.
@@ -41,6 +52,9 @@ def _open_study(study: Path) -> Store:
         fail(f"no study at {study} (expected {study / DB_NAME}); run a probe first")
     try:
         return Store(study)
+    except sqlite3.DatabaseError as exc:  # damaged pages met while opening it read-only
+        fail(database_error_line(study / DB_NAME, exc))
+        raise
     except Exception as exc:  # a newer schema, a read-only file the store cannot open: one line
         fail(f"cannot open study {study}: {exc}")
         raise
@@ -72,14 +86,17 @@ def summary(
     correction: CorrectionOpt = None,
 ) -> None:
     """Summarise every probe the study holds: tables with n, counts, % and intervals, tests."""
+    analysis = check_analysis_options(alpha, correction)
+    with study_errors(study):  # SQLite meeting a damaged page mid-way: one line
+        _summary(_open_study(study), as_json, analysis)
+
+
+def _summary(store: Store, as_json: bool, analysis: dict[str, Any]) -> None:
+    from biasatlas import validity
     from biasatlas.probes import load_probe
     from biasatlas.report.build import study_probes
 
-    analysis = check_analysis_options(alpha, correction)
-    store = _open_study(study)
     result: dict[str, Any] = {}
-    from biasatlas import validity
-
     for name in study_probes(store):
         probe = load_probe(name)
         data = probe.summarise(store, **analysis)
@@ -89,7 +106,7 @@ def summary(
                 data["validity"] = validity.records(table)
                 data["validity_warnings"] = validity.warnings(table, name)
             result[name] = data
-    from biasatlas.cli.pending import unfinished_runs
+    from biasatlas.cli.pending import unfinished_line, unfinished_runs
 
     unfinished = unfinished_runs(store)
     if as_json:
@@ -98,11 +115,7 @@ def summary(
         return
     console = Console()
     for run in unfinished:
-        resume = f" Resume: {run['resume']}" if run["resume"] else " Run the same command again to resume."
-        console.print(
-            f"[yellow]unfinished[/]: run {run['run_id']} of {run['probe']} on {run['backend']} "
-            f"{run['status']}: planned {run['planned']}, answered {run['answered']}, pending {run['pending']}.{resume}"
-        )
+        console.print(Text.assemble(("unfinished", "yellow"), ": ", unfinished_line(run)), soft_wrap=True)
     if not result:
         console.print("The study holds no answers yet.")
     for name, data in result.items():
@@ -145,7 +158,8 @@ def report(
     if target.exists() and not target.is_file():
         fail(f"{target} exists and is not a file; pass --out FILE")
     try:
-        path = build_report(store, study, out, publish=files)
+        with study_errors(study):
+            path = build_report(store, study, out, publish=files)
     except OSError as exc:
         fail(f"cannot write the report to {target}: {exc.strerror or exc}; pass --out FILE")
         raise
@@ -191,6 +205,9 @@ def main() -> None:  # pragma: no cover - console script
     except click_types as exc:
         sys.stderr.write(f"error: {exc.format_message()}\n")
         sys.exit(exc.exit_code)
+    except sqlite3.DatabaseError as exc:  # a command without its own handling met a damaged study
+        sys.stderr.write(f"error: the study database cannot be used: {' '.join(str(exc).split())}\n")
+        sys.exit(2)
 
 
 def _click_exceptions() -> tuple[tuple[type[Any], ...], ...]:

@@ -59,3 +59,56 @@ def test_run_into_a_read_only_study(tmp_path: Path) -> None:
         assert "read-only" in line
     finally:
         os.chmod(study, 0o755)
+
+
+def _damage_pages(db: Path) -> bytes:
+    """Overwrite every page but the first (the schema) with garbage: a damaged file, not a truncated one."""
+    data = bytearray(db.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    assert len(data) >= 3 * page
+    data[page:] = bytes((i * 37 + 11) % 251 for i in range(len(data) - page))
+    db.write_bytes(bytes(data))
+    return bytes(data)
+
+
+def test_damaged_database_is_one_line_everywhere_and_run_writes_nothing(tmp_path: Path) -> None:
+    study = tmp_path / "s"
+    assert runner.invoke(app, [*RUN, "--study", str(study)]).exit_code == 0
+    db = study / "biasatlas.db"
+    assert not (study / "biasatlas.db-wal").exists()  # checkpointed: the file holds everything
+    damaged = _damage_pages(db)
+    out = tmp_path / "export"
+    for args in ([*RUN, "--seed", "1", "--study", str(study)], ["summary", "--study", str(study)],
+                 ["summary", "--json", "--study", str(study)], ["report", "--study", str(study)],
+                 ["export", "--study", str(study), "--to", str(out), "--format", "csv"]):
+        line = _one_line_error(runner.invoke(app, args))
+        assert "damaged" in line and str(db) in line, (args, line)
+    assert db.read_bytes() == damaged
+    assert not (study / "biasatlas.db-wal").exists() or (study / "biasatlas.db-wal").stat().st_size == 0
+    assert not out.exists()
+
+
+def test_export_of_a_study_from_a_newer_biasatlas_is_one_line(tmp_path: Path) -> None:
+    import sqlite3
+
+    study = tmp_path / "s"
+    assert runner.invoke(app, [*RUN, "--study", str(study)]).exit_code == 0
+    with sqlite3.connect(study / "biasatlas.db") as conn:
+        conn.execute("INSERT INTO schema_migrations VALUES (99, 'later')")
+    line = _one_line_error(runner.invoke(app, ["export", "--study", str(study), "--to", str(tmp_path / "out")]))
+    assert "schema version 99" in line and "upgrade biasatlas" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_damaged_read_only_study_is_one_line_for_the_readers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    study = tmp_path / "s"
+    assert runner.invoke(app, [*RUN, "--study", str(study)]).exit_code == 0
+    db = study / "biasatlas.db"
+    damaged = _damage_pages(db)
+    monkeypatch.setattr("biasatlas.store._writable", lambda path: False)  # as on a read-only mount: no check
+    for args in (["summary", "--study", str(study)],
+                 ["report", "--study", str(study), "--out", str(tmp_path / "r.html")],
+                 ["export", "--study", str(study), "--to", str(tmp_path / "out"), "--format", "csv"]):
+        line = _one_line_error(runner.invoke(app, args))
+        assert "damaged" in line and str(db) in line, (args, line)
+    assert db.read_bytes() == damaged
