@@ -92,6 +92,12 @@ def library_versions() -> dict[str, str | None]:
     return versions
 
 
+def known_secrets(backend: Backend) -> list[str]:
+    """The secret values a backend sends (an HTTP backend's key and URL passwords; none for local models)."""
+    known = getattr(getattr(backend, "options", None), "known_secrets", None)
+    return [str(v) for v in known()] if callable(known) else []
+
+
 class _Writer:
     """Commits the answers the runner hands over, in a thread of its own, grouped into transactions."""
 
@@ -254,6 +260,8 @@ def _run_plan(
     if callable(describe):
         run_config.setdefault("backend", describe())
     run_config.setdefault("versions", library_versions())
+    store.hide(known_secrets(backend))  # an echoed key is masked in the answers, and counted
+    masked_before = store.masked
     run_id = store.start_run(probe, backend.id, run_config, __version__, planned=len(prompts) * samples)
     totals = RunTotals(run_id=run_id)
     outcome = "interrupted"
@@ -339,6 +347,8 @@ def _run_plan(
                 totals.info.update(run_stats())
                 if stop_reason is not None:
                     totals.info["stop_reason"] = stop_reason
+            if store.masked > masked_before:
+                totals.info["secrets_masked"] = store.masked - masked_before
             store.finish_run(run_id, outcome, totals.as_dict())
     if writer.error is not None:  # the store failed after the last answer was handed over
         raise writer.error

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.records import Request, Response, canonical_json, canonical_tree_json, scrub_text, scrub_value
+from biasatlas.records import MASK, Request, Response, canonical_json, canonical_tree_json, scrub_text, scrub_value
 from biasatlas.store_sql import FRAME_SQL, MIGRATIONS, answered_keys, insert_rows, unfinished_totals
 
 if TYPE_CHECKING:  # pandas is imported where frames are made: running a plan does not need it
@@ -32,6 +32,8 @@ DB_NAME = "biasatlas.db"
 #: UTF-8): longer text is cut there and ``info["truncated_from"]`` holds its original length.
 MAX_ANSWER_CHARS = 256 * 1024
 MAX_ERROR_CHARS = 2000  #: the most characters of one stored error message
+#: The shortest value :meth:`Store.hide` masks: a shorter one would mask ordinary words in answers.
+MIN_SECRET_CHARS = 8
 
 
 class StoreError(RuntimeError):
@@ -58,6 +60,8 @@ class Store:
         self.dir = Path(study_dir)
         self.path = self.dir / DB_NAME
         self._snapshot: tempfile.TemporaryDirectory[str] | None = None
+        self._secrets: tuple[str, ...] = ()  # values masked in everything stored (hide)
+        self.masked = 0  #: how many times a hidden value was replaced in stored answers and errors
         if readonly is None:
             readonly = self.path.is_file() and not (_writable(self.dir) and _writable(self.path))
         self.readonly = readonly
@@ -198,7 +202,7 @@ class Store:
         cur = self.conn.execute(
             "INSERT INTO runs (probe, backend_id, config_json, package_version, started_at, status, totals_json)"
             " VALUES (?, ?, ?, ?, ?, 'running', ?)",
-            (probe, backend_id, canonical_json(scrub_value(config)), version, _now(),
+            (probe, backend_id, self._hidden(canonical_json(scrub_value(config)), count=False), version, _now(),
              totals),
         )
         return int(cur.lastrowid or 0)
@@ -206,12 +210,12 @@ class Store:
     def finish_run(self, run_id: int, status: str, totals: dict[str, Any]) -> None:
         self._writing()
         sql = "UPDATE runs SET finished_at = ?, status = ?, totals_json = ? WHERE run_id = ?"
-        self.conn.execute(sql, (_now(), status, canonical_json(scrub_value(totals)), run_id))
+        self.conn.execute(sql, (_now(), status, self._hidden(canonical_json(scrub_value(totals)), count=False), run_id))
 
     def update_run_config(self, run_id: int, config: dict[str, Any]) -> None:
         self._writing()
         sql = "UPDATE runs SET config_json = ? WHERE run_id = ?"
-        self.conn.execute(sql, (canonical_json(scrub_value(config)), run_id))
+        self.conn.execute(sql, (self._hidden(canonical_json(scrub_value(config)), count=False), run_id))
 
     def runs(self, probe: str | None = None) -> pd.DataFrame:
         """Every run (of ``probe``), oldest first; missing values are None. A run that never recorded its
@@ -271,6 +275,22 @@ class Store:
         return keys
 
     # ---- responses ----------------------------------------------------------------------------
+    def hide(self, secrets: Iterable[str]) -> None:
+        """Replace these values (an API key, a URL's password) with ``***`` in everything stored from now on,
+        answers included (a server may echo the key); a value under ``MIN_SECRET_CHARS`` is not taken."""
+        found = {s for s in secrets if len(s) >= MIN_SECRET_CHARS}
+        found |= {json.dumps(s)[1:-1] for s in found} | {json.dumps(s, ensure_ascii=False)[1:-1] for s in found}
+        self._secrets = tuple(sorted(found, key=len, reverse=True))
+
+    def _hidden(self, text: Any, count: bool = True) -> Any:
+        """``text`` with every hidden value replaced by ``***`` (counted in ``masked``)."""
+        for secret in self._secrets if isinstance(text, str) else ():
+            found = text.count(secret)
+            if found:
+                text = text.replace(secret, MASK)
+                self.masked += found if count else 0
+        return text
+
     def cached_keys(self, keys: Iterable[str]) -> set[str]:
         """The subset of ``keys`` that already has a stored answer."""
         return answered_keys(self.conn, keys)
@@ -296,8 +316,11 @@ class Store:
         answers: list[tuple[Any, ...]] = []
         for response, request in items:
             if response.error is not None:  # scrubbed before it is cut: a cut secret would slip through
-                error = scrub_text(response.error[: 4 * MAX_ERROR_CHARS])[:MAX_ERROR_CHARS]
+                error = scrub_text(self._hidden(response.error[: 4 * MAX_ERROR_CHARS]))[:MAX_ERROR_CHARS]
                 errors.append((response.key, response.backend_id, run_id, error, now))
+            elif self._secrets:  # masked before the text is cut, and in the info (a structured answer's raw JSON)
+                row = self._answer_row(response.model_copy(update={"text": self._hidden(response.text)}), request, now)
+                answers.append((*row[:9], self._hidden(row[9]), row[10]))
             else:
                 answers.append(self._answer_row(response, request, now))
         self.conn.execute("BEGIN IMMEDIATE")

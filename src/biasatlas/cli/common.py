@@ -175,7 +175,10 @@ def resume_command() -> str:
     """The command line that resumes this run (the same command: it asks only what is missing)."""
     import shlex
 
-    return " ".join(shlex.quote(a) for a in ["biasatlas", *sys.argv[1:]])
+    from biasatlas.records import scrub_text
+
+    # credentials scrubbed, as in the study (a --base-url http://user:password@host/v1)
+    return " ".join(shlex.quote(scrub_text(a)) for a in ["biasatlas", *sys.argv[1:]])
 
 
 def finish(totals: Sequence[RunTotals]) -> None:

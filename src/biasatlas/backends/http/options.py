@@ -11,9 +11,11 @@ endpoint is written ``URL`` or ``URL#N`` (N: its concurrency, else ``concurrency
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -118,6 +120,17 @@ class OpenAIOptions(BaseModel):
         if self.endpoints and self.base_url:
             raise ValueError("give base_url or endpoints, not both")
         return self
+
+    def known_secrets(self) -> list[str]:
+        """The secret values these options send: the API key (from ``api_key_env``) and the passwords of the
+        servers' URLs (``user:password@``; ``$OPENAI_BASE_URL`` when no URL is given). The store masks them
+        wherever it meets them, in answers too (a server may echo them)."""
+        urls = [e.url for e in self.endpoints] or [self.base_url or os.environ.get("OPENAI_BASE_URL") or ""]
+        found = [os.environ.get(self.api_key_env, "").strip()]
+        for url in urls:
+            parts = urlsplit(url)
+            found += [unquote(parts.password or ""), parts.password or ""]
+        return [value for value in dict.fromkeys(found) if value]
 
 
 SETTABLE = (
