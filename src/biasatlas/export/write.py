@@ -1,4 +1,5 @@
-"""Plain column types and the files: Parquet (pyarrow) or CSV (UTF-8), each written whole, then renamed."""
+"""Plain column types and the files: Parquet (pyarrow) or CSV (UTF-8; text that a spreadsheet would run as
+a formula escaped), each written whole, then renamed."""
 
 from __future__ import annotations
 
@@ -78,6 +79,37 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
+#: What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(value: Any) -> Any:
+    """Text that a spreadsheet would run as a formula, with a single quote before it; anything else as is
+    (a number, -0.5 too, stays a number)."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` for a CSV file: every text cell and column name that starts like a formula escaped
+    (:func:`spreadsheet_cell`); numeric columns untouched."""
+    out = frame.copy()
+    for column in out.columns:
+        series = out[column]
+        if series.dtype == object or isinstance(series.dtype, pd.StringDtype | pd.CategoricalDtype):
+            out[column] = series.astype(object).map(spreadsheet_cell)
+    names = [tuple(spreadsheet_cell(p) for p in c) if isinstance(c, tuple) else spreadsheet_cell(c)
+             for c in out.columns]
+    return out.set_axis(pd.MultiIndex.from_tuples(names) if isinstance(out.columns, pd.MultiIndex) else names, axis=1)
+
+
+def to_csv(frame: pd.DataFrame, path: Path) -> None:
+    """``frame`` as a CSV file (UTF-8) that no spreadsheet runs a formula of (:func:`spreadsheet_safe`); lines
+    end in CRLF (RFC 4180), so a cell holding a lone carriage return is quoted and keeps its row whole."""
+    spreadsheet_safe(frame).to_csv(path, index=False, encoding="utf-8", lineterminator="\r\n")
+
+
 def write_table(frame: pd.DataFrame, path: Path, fmt: str) -> Path:
     """Write ``frame`` to ``path`` (Parquet or CSV) through a temporary file in the same directory."""
     tmp = path.with_name(f".{path.name}.tmp")
@@ -87,7 +119,7 @@ def write_table(frame: pd.DataFrame, path: Path, fmt: str) -> Path:
         elif fmt == "parquet":
             frame.to_parquet(tmp, index=False, engine="pyarrow")
         elif fmt == "csv":
-            frame.to_csv(tmp, index=False, encoding="utf-8")
+            to_csv(frame, tmp)
         else:
             raise ValueError(f"format {fmt!r}: valid: {', '.join(FORMATS)}")
         os.replace(tmp, path)

@@ -153,11 +153,13 @@ def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFil
     for old in directory.iterdir():
         if old.is_file() and old.suffix in (".csv", ".tex", ".svg", ".pdf"):
             old.unlink()
+    from biasatlas.export.write import to_csv
+
     written: list[Path] = []
     for stem, item in numbered:
         if isinstance(item, TableFile):
             csv = directory / f"{stem}.csv"
-            flat_columns(item.frame).to_csv(csv, index=False)
+            to_csv(flat_columns(item.frame), csv)  # no formula runs when opened
             tex = directory / f"{stem}.tex"
             tex.write_text(latex_table(item.frame, item.caption), encoding="utf-8")
             written += [csv, tex]
