@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sqlite3
 import sys
 import warnings
@@ -191,6 +192,10 @@ def main() -> None:  # pragma: no cover - console script
         raise KeyboardInterrupt  # SIGTERM stops a run exactly like Ctrl-C: answers kept, run marked, exit 130
 
     signal.signal(signal.SIGTERM, _terminate)
+    bad = not_utf8(sys.argv[1:])
+    if bad is not None:  # before anything runs: a study, the stored command and the report are UTF-8 text
+        sys.stderr.write(f"error: {bad}\n")
+        sys.exit(2)
     try:
         code = app(standalone_mode=False)
         sys.exit(code if isinstance(code, int) else 0)
@@ -208,6 +213,24 @@ def main() -> None:  # pragma: no cover - console script
     except sqlite3.DatabaseError as exc:  # a command without its own handling met a damaged study
         sys.stderr.write(f"error: the study database cannot be used: {' '.join(str(exc).split())}\n")
         sys.exit(2)
+
+
+def not_utf8(args: list[str]) -> str | None:
+    """An error line naming the first argument that is not UTF-8 (bytes the shell passed through, which
+    Python keeps as surrogates), with its bytes escaped; None when every argument is text."""
+    for index, arg in enumerate(args):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            name, sep, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+            if not sep:
+                before = args[index - 1] if index else ""
+                name, value = (before if before.startswith("-") else f"argument {index + 1}"), arg
+            if not name.isprintable() or not name.isascii():
+                name = f"argument {index + 1}"
+            return (f"{name} {os.fsencode(value)!r}: not valid UTF-8; biasatlas keeps names and paths as UTF-8 "
+                    "text: rename it, or give it in UTF-8")
+    return None
 
 
 def _click_exceptions() -> tuple[tuple[type[Any], ...], ...]:

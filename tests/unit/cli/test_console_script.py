@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,3 +39,27 @@ def test_usage_error_is_one_line_exit_2(args: list[str], needle: str, tmp_path: 
 def test_version() -> None:
     out = _cli("--version")
     assert out.returncode == 0 and out.stdout.strip().startswith("biasatlas ")
+
+
+BAD = os.fsdecode(b"x\xff\xfe")  # bytes that are not UTF-8, as a shell passes them through
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "contact", "--model", "fake:x", "--limit", "3", "--study", "{tmp}" + BAD], "--study"),
+        (["run", "contact", "--model", "fake:" + BAD, "--limit", "3", "--study", "{tmp}"], "--model"),
+        (["run", "contact", "--model", "fake:x", "--limit", "3", "--study={tmp}" + BAD], "--study"),
+        (["summary", "--study", "{tmp}" + BAD], "--study"),
+        (["export", "--study", "{tmp}", "--to", "{tmp}" + BAD], "--to"),
+    ],
+)
+def test_arguments_that_are_not_utf8_are_one_line_exit_2_and_nothing_is_written(
+    args: list[str], needle: str, tmp_path: Path
+) -> None:
+    out = _cli(*[a.replace("{tmp}", str(tmp_path / "s")) for a in args])
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert out.returncode == 2, out.stderr
+    assert len(lines) == 1 and needle in lines[0] and "UTF-8" in lines[0], out.stderr
+    assert "\\xff" in lines[0]  # the bytes shown, escaped
+    assert list(tmp_path.iterdir()) == []
