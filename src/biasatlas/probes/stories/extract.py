@@ -196,9 +196,21 @@ def _load_object(text: str, keys: Collection[str]) -> tuple[dict[str, Any] | Non
 #: answers that mean "no value" (read as "unknown"); no value key or label of any attribute may be one of
 #: them (tests/unit/probes/stories/test_vocabulary.py), or that value could never be read
 NULL_WORDS = frozenset({UNKNOWN, "none", "null", "n/a", "na", "nil", "not specified", "unspecified"})
-#: keys our importer once wrote into stored extractions, read as the key that replaced them
-#: (``disability_status.none`` collided with the null word "none" and became ``no_disability``)
+#: former value keys, read as the key that replaced them in answers that used them: extractions our importer
+#: stored, and answers to an extraction prompt that listed them (``disability_status.none`` collided with
+#: the null word "none" and became ``no_disability``)
 FORMER_KEYS = {"disability_status": {"none": "no_disability"}}
+
+
+def lists_former_keys(prompt_text: str) -> bool:
+    """Whether an extraction prompt listed a former key as a value (``- disability_status (...): none = ...``)."""
+    for dim, keys in FORMER_KEYS.items():
+        for line in prompt_text.splitlines():
+            if line.startswith(f"- {dim} (") and any(
+                re.search(rf"(?:: |; ){re.escape(old)} = ", line) for old in keys
+            ):
+                return True
+    return False
 
 
 def _match_value(raw: Any, dim: Dimension) -> str | None:
@@ -224,7 +236,7 @@ def _norm(text: str) -> str:
 
 
 def parse_extraction(
-    text: str | None, dims: Mapping[str, Dimension], story: str = "", imported: bool = False
+    text: str | None, dims: Mapping[str, Dimension], story: str = "", former_keys: bool = False
 ) -> Extraction:
     """Validate one extractor answer against the vocabularies; repair what can be repaired.
 
@@ -232,8 +244,8 @@ def parse_extraction(
     (any case). A value outside the vocabulary becomes "unknown" and is listed in
     ``out_of_vocabulary``; a missing dimension becomes "unknown" and is listed in ``missing``.
     An answer with no recoverable JSON object, or none of the expected keys, is rejected.
-    ``imported``: the answer is an extraction our importer stored, whose former keys
-    (:data:`FORMER_KEYS`) are read as the keys that replaced them.
+    ``former_keys``: the answer may use former keys (:data:`FORMER_KEYS`: an extraction our importer
+    stored, or an answer to a prompt that listed them), read as the keys that replaced them.
     """
     obj, repairs, reason = _load_object(text or "", dims.keys())
     if obj is None:
@@ -259,7 +271,7 @@ def parse_extraction(
         else:
             raw = entry
             bare.append(key)
-        if imported and isinstance(raw, str):
+        if former_keys and isinstance(raw, str):
             raw = FORMER_KEYS.get(key, {}).get(raw, raw)
         value = _match_value(raw, dim)
         if value is None:

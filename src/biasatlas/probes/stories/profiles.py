@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from biasatlas.probes.stories.extract import Extraction, parse_extraction, vocabularies, vote_profiles
+from biasatlas.probes.stories.extract import (
+    Extraction,
+    lists_former_keys,
+    parse_extraction,
+    vocabularies,
+    vote_profiles,
+)
 from biasatlas.probes.stories.plan import EXTRACT_PROBE
 from biasatlas.probes.stories.read import story_rows
 from biasatlas.probes.stories.seeds import load_seeds
@@ -47,7 +54,7 @@ def load_profiles(store: Store, vote: str = DEFAULT_VOTE) -> tuple[pd.DataFrame,
         "empty": int(stories["empty"].sum()),
         "cut_at_limit": _cut(stories),
     }
-    ex = store.frame(probe=EXTRACT_PROBE)
+    ex, superseded = latest_extractions(store.frame(probe=EXTRACT_PROBE))
     story_text = dict(zip(stories["story_id"], stories["text"], strict=True))
     status_counts: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
@@ -69,9 +76,10 @@ def load_profiles(store: Store, vote: str = DEFAULT_VOTE) -> tuple[pd.DataFrame,
                 continue
             dims_x = vocabularies(english, exclude=[str(row.base_attribute)])
             imported = _truthy(getattr(row, "imported", None))
+            former = imported or lists_former_keys(_prompt_text(getattr(row, "messages_json", None)))
             parsed: Extraction = parse_extraction(
                 _cell_text(row.text), dims_x,
-                "" if imported else str(story_text.get(sid) or ""), imported=imported,
+                "" if imported else str(story_text.get(sid) or ""), former_keys=former,
             )
             status_counts[parsed.status] += 1
             if parsed.reason:
@@ -96,6 +104,8 @@ def load_profiles(store: Store, vote: str = DEFAULT_VOTE) -> tuple[pd.DataFrame,
         "missing_by_attribute": dict(missing),
         "evidence_not_in_story_by_attribute": dict(unsupported),
         "extractors": sorted(ex["model"].unique().tolist()) if not ex.empty else [],
+        # answers of an extractor to an earlier extraction prompt of the same story (the prompt changed)
+        "superseded_by_a_later_prompt": superseded,
         "cut_at_limit": _cut(ex),
         # generators whose stories only they themselves extracted (the default): a model reading
         # its own stories shares their associations; the paper uses three independent extractors
@@ -134,6 +144,30 @@ def load_profiles(store: Store, vote: str = DEFAULT_VOTE) -> tuple[pd.DataFrame,
                                            "scenario_key", "template", *dims])
     counts["profiles"] = len(profiles)
     return profiles, counts
+
+
+def latest_extractions(ex: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """One extraction per extractor and story: its latest answered one (highest run), and how many earlier
+    ones were left out. A story asked again with a changed extraction prompt (the vocabulary's keys changed)
+    keeps the new answer; the former one is not a second vote."""
+    if ex.empty or "run_id" not in ex.columns:
+        return ex, 0
+    keys = ["generator", "story_prompt_id", "story_sample", "model"]
+    order = ex.assign(_answered=ex["status"] == "answered").sort_values(["_answered", "run_id"], kind="stable")
+    latest = order.drop_duplicates(keys, keep="last").drop(columns="_answered").sort_index()
+    return latest, len(ex) - len(latest)
+
+
+def _prompt_text(messages_json: Any) -> str:
+    """The text of a stored prompt's messages (its JSON as stored); "" when there is none."""
+    raw = _cell_text(messages_json)
+    if not raw or " = " not in raw:
+        return ""
+    try:
+        messages = json.loads(raw)
+    except ValueError:
+        return ""
+    return "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
 
 
 def _template(row: Any) -> str:

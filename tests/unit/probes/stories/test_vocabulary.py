@@ -101,7 +101,7 @@ def test_former_key_of_no_disability_in_stored_imports_is_read() -> None:
     """Studies imported before the key was renamed hold our own canonical JSON with "none": still no disability."""
     dims = vocabularies(ENGLISH, exclude=["age"])
     stored = json.dumps({"disability_status": {"value": "none", "evidence": ""}})
-    assert parse_extraction(stored, dims, imported=True).values["disability_status"] == "no_disability"
+    assert parse_extraction(stored, dims, former_keys=True).values["disability_status"] == "no_disability"
     # a model's "none" is no value (it answers the listed key, no_disability, for no disability)
     assert parse_extraction(stored, dims).values["disability_status"] == UNKNOWN
 
@@ -144,3 +144,37 @@ def test_compare_tests_published_disability_associations(tmp_path: Path) -> None
     (summary,) = out["slices"]
     assert summary["published_testable"] == 2 and summary["reproduced"] == 1
     assert summary["untestable"] == {"no story prompted with age": 1}
+
+
+def test_a_study_extracted_with_the_former_key_reads_no_disability(tmp_path: Path) -> None:
+    """Planted: 3 stories extracted with the former prompt ("none = no disability"), the extractor answering
+    "none"; then, as a re-run does, asked again with today's prompt ("no_disability"). Each story must read
+    no disability, from one answer of the extractor (its latest), not a 1-of-2 vote that leaves it unknown."""
+    from biasatlas.backends.fake import FakeBackend
+    from biasatlas.probes.stories.extract_step import extraction_prompts
+    from biasatlas.probes.stories.plan import build_prompts
+    from biasatlas.probes.stories.read import story_rows
+    from biasatlas.records import GenerationSettings, Message
+    from biasatlas.runner import run_plan
+
+    settings = GenerationSettings(max_tokens=50)
+    store = Store(tmp_path)
+    stories = [p for p in build_prompts(ENGLISH) if p.meta["base_attribute"] == "age"][:3]
+    generator = FakeBackend(lambda r: "Amina walked to the bank.", name="gen")
+    run_plan(stories, generator, store, settings, progress=False)
+    today = extraction_prompts(story_rows(store))
+    former = [p.model_copy(update={"messages": (Message(role="user", content=p.messages[0].content.replace(
+        "no_disability = no disability", "none = no disability")),)}) for p in today]
+    assert all("disability_status (disability status): none = no disability" in p.messages[0].content
+               for p in former)
+    for prompts, key in ((former, "none"), (today, "no_disability")):
+        answer = json.dumps({"disability_status": {"value": key, "evidence": "Amina walked"}})
+        run_plan(prompts, FakeBackend(lambda r, a=answer: a, name="gen"), store, settings, progress=False)
+        if key == "none":  # a study not asked again: "none" answered the prompt that listed it for no disability
+            assert load_profiles(store)[0]["disability_status"].tolist() == ["no_disability"] * 3
+    assert len(store.frame(probe="stories-extract")) == 6
+    profiles, counts = load_profiles(store)
+    store.close()
+    assert profiles["disability_status"].tolist() == ["no_disability"] * 3
+    assert sum(counts["extraction"]["answers"].values()) == 3  # the former answers are superseded, not votes
+    assert counts["extraction"]["superseded_by_a_later_prompt"] == 3
