@@ -71,8 +71,10 @@ def test_export_after_a_killed_run_exports_it(tmp_path: Path) -> None:
 
 def test_report_after_a_killed_run_shows_it_interrupted(tmp_path: Path) -> None:
     study, _ = _study(tmp_path)
-    result = runner.invoke(app, ["report", "--study", str(study), "--no-files"])
+    result = runner.invoke(app, ["report", "--study", str(study)])
     assert result.exit_code == 0, result.output
+    runs = next((study / "report_files").glob("*-runs*.csv")).read_text(encoding="utf-8").splitlines()
+    assert ",interrupted," in runs[2] and ",complete," in runs[1]  # the report's table of runs
 
 
 def _count(db: Path, sql: str) -> int:
