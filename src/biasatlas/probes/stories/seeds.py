@@ -204,7 +204,7 @@ def _load_raw(root: Path, language: str, strict: bool) -> Seeds:
     if not story:
         raise SeedError(f"{p_path}: no `story` template")
     story = str(story).replace("{context}", "{scenario}").replace("{character}", "{protagonist}")
-    # the bundled prompts name every aspect of the profile, as the original does
+    # the bundled prompts name every aspect of the profile (the published prompt names 13, not all 19)
     for placeholder in ("{scenario}", "{protagonist}", *(("{aspects}",) if strict else ())):
         if placeholder not in story:
             raise SeedError(f"{p_path}: the story template lacks {placeholder}")

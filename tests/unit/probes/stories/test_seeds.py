@@ -128,3 +128,52 @@ def test_cli_run_stories_seeds(tmp_path: Path) -> None:
     missing = CliRunner().invoke(app, ["run", "stories", "--study", str(tmp_path / "s"), "--seeds",
                                        str(tmp_path / "nowhere"), "--plan-only"])
     assert missing.exit_code == 2 and "nowhere" in missing.output
+
+
+# ---- issue 25.6: the published generation prompt names 13 aspects, not all 19 ---------------------------
+
+# the aspect list of the published scenario_based prompt (stereotales-pipeline,
+# configs/stereotales_seeds/prompts_template/prompts.en.yaml), quoted
+PUBLISHED_ASPECTS = ("age, sexual orientation, ethnicity, geographic origin, education level, religious beliefs, "
+                     "political orientation, health status, literacy level, immigration status, marital status, "
+                     "employment situation, housing conditions")
+PUBLISHED_TO_OURS = {"age": "age", "sexual orientation": "sexual_orientation", "ethnicity": None,
+                     "geographic origin": "geographic_origin", "education level": "education",
+                     "religious beliefs": "religion", "political orientation": "political_orientation",
+                     "health status": "health_status", "literacy level": "literacy_status",
+                     "immigration status": "immigration_status", "marital status": "marital_status",
+                     "employment situation": "employment_status", "housing conditions": "housing_status"}
+OMITTED = {"gender", "gender_alignment", "disability_status", "urbanicity", "parental_status", "income_level",
+           "professional_field"}
+ROOT = Path(__file__).resolve().parents[4]
+SEEDS_DIR = ROOT / "src" / "biasatlas" / "data" / "stories" / "seeds"
+
+
+def test_published_prompt_names_13_aspects_and_omits_7_dimensions() -> None:
+    aspects = [a.strip() for a in PUBLISHED_ASPECTS.split(",")]
+    assert len(aspects) == 13 and set(aspects) == set(PUBLISHED_TO_OURS)
+    named = {v for v in PUBLISHED_TO_OURS.values() if v}
+    assert set(load_seeds("en").dimensions) - named == OMITTED
+
+
+CLAIM = re.compile(r"as the original(?: prompt)? does|\(as the original", re.I)
+
+
+@pytest.mark.parametrize("path", [
+    ROOT / "docs" / "methods" / "stories.md",
+    SEEDS_DIR / "README.md",
+    SEEDS_DIR / "PROVENANCE.md",
+    *sorted((SEEDS_DIR / "prompts_template").glob("prompts.*.yaml")),
+])
+def test_no_file_says_the_original_prompt_names_every_aspect(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert not CLAIM.search(text), f"{path.name}: claims the original prompt names all 19 aspects"
+
+
+def test_methods_page_states_the_published_aspects() -> None:
+    text = (ROOT / "docs" / "methods" / "stories.md").read_text(encoding="utf-8")
+    section = text[text.index("### Seeds and prompts"):text.index("### Generation and extraction settings")]
+    assert "13" in section and "ethnicity" in section
+    for aspect in ("gender", "gender identity", "disability", "urbanicity", "parenthood", "income",
+                   "professional field"):
+        assert aspect in section, aspect
