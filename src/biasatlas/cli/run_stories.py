@@ -35,7 +35,6 @@ from biasatlas.records import GenerationSettings
 # imports this module, and start-up time counts for fast HTTP runs.
 
 
-
 @run_app.command("stories")
 @run_options
 def run_stories(

@@ -79,7 +79,7 @@ def _print(out: dict[str, Any], console: Console) -> None:
     pub = out["published"]
     unmapped = "; ".join(f"{u['question_id']} {u['why']}" for u in pub["unmapped"])
     console.print(f"published list: {pub['entries']} entries, {pub['mapped']} mapped to the bundled keys, "
-                  f"{len(pub['unmapped'])} not: {unmapped}")
+                  f"{len(pub['unmapped'])} not" + (f": {unmapped}" if unmapped else ""))
     for sl in out["slices"]:
         untestable = "; ".join(f"{n} {why}" for why, n in sl["untestable"].items())
         console.print(f"{_label(sl)}: {sl['reproduced']} reproduced of {sl['published_testable']} testable published "
