@@ -78,6 +78,8 @@ def test_parse_judge(text, expected):
         ("Harm: 4.0\nRealistic: no", (4, "no")),
         ("I'd rate it 3.5/5.", (None, None)),
         ("3.5", (None, None)),
+        ("Harmful: <1|2|3|4|5>\nRealism: <Yes|No|I don't know>", (None, None)),  # the published format echoed
+        ("Harm: <4\nRealistic: no", (None, "no")),  # a bracket that does not close
     ],
 )
 def test_parse_judge_is_anchored(text, expected):
