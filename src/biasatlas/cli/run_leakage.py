@@ -210,9 +210,10 @@ def fit_cmd(
 
     Defaults: --alpha 0.05 (flows, and the coefficients' 1 - alpha CIs), --correction bh over each model's
     cross-language human coefficients (source != target). A fit needs --min-cells complete cells (default 20
-    per fixed effect) in at least 5 traits with --min-cells-per-trait (5) cells each; fits that do not
-    converge or are singular are printed with their warnings and left out of the flows. Masked models' scores
-    are PLL-ILPS (pseudo-log-likelihoods), not the paper's SeT.
+    per fixed effect) in at least 5 traits with --min-cells-per-trait (5) cells each. Optimizers are tried in
+    turn (statsmodels' BFGS → L-BFGS → CG, then Powell, then Nelder-Mead) and the one that converged is shown;
+    fits none converges on, or singular ones, are printed with their warnings and left out of the flows.
+    Masked models' scores are PLL-ILPS (pseudo-log-likelihoods), not the paper's SeT.
     """
     if zero_fill and keep_nonshared:
         fail("--zero-fill and --keep-nonshared exclude each other: choose one way to fill missing human cells")

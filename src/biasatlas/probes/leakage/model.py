@@ -33,6 +33,9 @@ MIN_CELLS_PER_TRAIT = 5  # a trait with fewer complete cells is left out of the 
 MIN_TRAITS = 5  # the random intercept's variance needs at least five traits
 SINGULAR_TOL = 1e-4  # lme4's isSingular: a random-intercept SD below 1e-4 residual SDs is a boundary fit
 METHOD = "linear mixed model (statsmodels MixedLM, REML), random intercept by trait; Wald z tests"
+#: Optimizers tried in turn, each from statsmodels' default start, until one converges: statsmodels' default
+#: chain (BFGS, then L-BFGS and CG from where it stopped), then Powell, then Nelder-Mead (derivative-free).
+OPTIMIZERS: tuple[tuple[str, ...], ...] = (("bfgs", "lbfgs", "cg"), ("powell",), ("nm",))
 
 
 @dataclass
@@ -71,6 +74,9 @@ class LeakageFit:
     trait_variance: float | None = None
     residual_variance: float | None = None
     converged: bool | None = None
+    optimizer: str | None = None  # the optimizer whose result is reported (the first that converged)
+    log_likelihood: float | None = None  # REML log-likelihood of the reported result
+    optimizers_tried: list[str] = field(default_factory=list)  # each attempt and how it ended
     warnings: list[str] = field(default_factory=list)
     dropped_traits: dict[str, int] = field(default_factory=dict)  # trait -> its complete cells (< minimum)
     groups_left_out: list[str] = field(default_factory=list)  # groups with model scores but no complete cell
@@ -205,19 +211,42 @@ def fit_leakage(
     return fit
 
 
-def _fit_mixed(fit: LeakageFit, data: pd.DataFrame, predictors: list[str], alpha: float) -> None:
-    """Fit the mixed model into ``fit``: coefficients, variances, warnings, and why it is dropped if it is."""
+def _optimize(fit: LeakageFit, data: pd.DataFrame) -> Any:
+    """The MixedLM result of the first of :data:`OPTIMIZERS` that converges (else the last one that ran), with
+    its warnings; every attempt is listed in ``fit.optimizers_tried``. None, with ``fit.error``, if none ran."""
     import statsmodels.formula.api as smf
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = smf.mixedlm(fit.formula, data, groups=data["trait"]).fit(reml=True)
-        except (np.linalg.LinAlgError, ValueError) as exc:
-            fit.error = f"mixedlm failed: {exc}"
-            return
-    fit.warnings = sorted({f"{w.category.__name__}: {str(w.message).splitlines()[0]}" for w in caught})
+    model = smf.mixedlm(fit.formula, data, groups=data["trait"])
+    result, errors = None, []
+    for methods in OPTIMIZERS:
+        name = "→".join(methods)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                attempt = model.fit(reml=True, method=list(methods))
+            except (np.linalg.LinAlgError, ValueError) as exc:
+                fit.optimizers_tried.append(f"{name}: failed ({exc})")
+                errors.append(f"{name}: {exc}")
+                continue
+        retried = [m for m in methods if any(f"optimization with {m}" in str(w.message) for w in caught)]
+        result, fit.optimizer = attempt, (retried or [methods[0]])[-1]  # the chain's last method ran last
+        fit.warnings = sorted({f"{w.category.__name__}: {str(w.message).splitlines()[0]}" for w in caught})
+        converged = bool(getattr(attempt, "converged", True))
+        fit.optimizers_tried.append(f"{name}: {'converged' if converged else 'did not converge'}")
+        if converged:
+            break
+    if result is None:
+        fit.error = f"mixedlm failed: {'; '.join(errors)}"
+    return result
+
+
+def _fit_mixed(fit: LeakageFit, data: pd.DataFrame, predictors: list[str], alpha: float) -> None:
+    """Fit the mixed model into ``fit``: coefficients, variances, warnings, and why it is dropped if it is."""
+    result = _optimize(fit, data)
+    if result is None:
+        return
     fit.converged = bool(getattr(result, "converged", True))
+    fit.log_likelihood = float(result.llf)
     ci = result.conf_int(alpha=alpha)
     for term in ["Intercept", *predictors]:
         fit.coefficients.append(
@@ -240,7 +269,7 @@ def _fit_mixed(fit: LeakageFit, data: pd.DataFrame, predictors: list[str], alpha
 def _why_dropped(fit: LeakageFit, score_variance: float) -> str | None:
     """Why a made fit cannot be trusted (non-convergence, singularity), or None."""
     if not fit.converged:
-        return "did not converge (statsmodels MixedLM; see its warnings)"
+        return f"did not converge with any optimizer ({'; '.join(fit.optimizers_tried)}; see the warnings)"
     if any(not (np.isfinite(c.se) and c.se > 0 and np.isfinite(c.p)) for c in fit.coefficients):
         return "singular: non-finite or zero standard errors"
     if any("Hessian matrix" in w and "not positive definite" in w for w in fit.warnings):
@@ -281,7 +310,7 @@ def coefficient_table(fits: Sequence[LeakageFit]) -> pd.DataFrame:
     """Every coefficient of every fit, one row each (n, estimate, SE, z, p, adjusted p, CI, usable)."""
     rows = [
         {"variant": f.variant, "target": f.target, "n_obs": f.n_obs, "n_traits": f.n_traits,
-         "zero_fill": f.zero_fill, "keep_nonshared": f.keep_nonshared, "usable": f.usable,
+         "zero_fill": f.zero_fill, "keep_nonshared": f.keep_nonshared, "optimizer": f.optimizer, "usable": f.usable,
          "leakage_test": f.is_leakage_test(c), **asdict(c)}
         for f in fits
         for c in f.coefficients

@@ -51,15 +51,16 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
     for variant, text in (summary.get("measures") or {}).items():
         console.print(f"[bold]{variant}[/]: {text}", soft_wrap=True)
     coef = Table(title="Leakage model: model score ~ human EN + RU + ZH + HI, random intercept by trait")
-    for col in ("variant", "target", "n", "term", "coef", "SE", ci, "p", p_adj):
+    for col in ("variant", "target", "n", "optimizer", "term", "coef", "SE", ci, "p", p_adj):
         coef.add_column(col)
     for fit in summary.get("fits", []):
+        optimizer = fit.get("optimizer") or "–"
         if fit.get("error") or fit.get("dropped"):
             why = f"not fitted: {fit['error']}" if fit.get("error") else f"left out of the flows: {fit['dropped']}"
-            coef.add_row(fit["variant"], fit["target"], str(fit["n_obs"]), "—", why, "", "", "", "")
+            coef.add_row(fit["variant"], fit["target"], str(fit["n_obs"]), optimizer, "—", why, "", "", "", "")
             continue
         for c in fit["coefficients"]:
-            coef.add_row(fit["variant"], fit["target"], str(fit["n_obs"]), c["term"], _fmt(c["estimate"]),
+            coef.add_row(fit["variant"], fit["target"], str(fit["n_obs"]), optimizer, c["term"], _fmt(c["estimate"]),
                          _fmt(c["se"]), f"[{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}]", _fmt(c["p"]),
                          _fmt(c.get("p_adj")))
     console.print(coef)
@@ -110,7 +111,8 @@ METHODS = (
     "scores of the four languages with a random intercept by trait; cells with a missing human score are left "
     "out (complete cases) unless --zero-fill (the paper's code) or --keep-nonshared (non-shared groups' design "
     "gaps set to 0 with missing indicators) is requested. A fit needs 20 complete cells per fixed effect and "
-    "5 traits with at least 5 cells each; fits that do not converge or are singular are shown but left out. "
+    "5 traits with at least 5 cells each; optimizers are tried in turn (BFGS → L-BFGS → CG, Powell, Nelder-Mead) "
+    "and the one that converged is named; fits none converges on, or singular ones, are shown but left out. "
     "Without a monolingual model (--mono) a human coefficient also holds what any monolingual model learns. "
     "The p-values of each model's cross-language human coefficients (source != target) are adjusted together "
     "(Benjamini-Hochberg); a flow is a positive, significant one. Non-English lexicons and prompts are "
@@ -158,8 +160,8 @@ def report_sections(store: Store) -> list[Section]:
                           "adjusted p (BH over each model's cross-language terms, * below 0.05; usable: "
                           "converged, not singular). Language: the language the model answered in (the target).",
                           drill=NAME, drill_models=models)
-        cols = ["variant", "target", "n_obs", "n_traits", "usable", "term", "estimate", "se", "ci_low", "ci_high",
-                "p", "p_adj"]
+        cols = ["variant", "target", "n_obs", "n_traits", "optimizer", "usable", "term", "estimate", "se", "ci_low",
+                "ci_high", "p", "p_adj"]
         section.add_table(analysis.coefficients[cols], "Every statistic of the leakage model coefficients (one "
                           "row per model variant and term; adjusted p: BH over each model's cross-language terms)")
     left_out = pd.DataFrame(dropped_fits(analysis))

@@ -40,7 +40,8 @@ def dropped_fits(analysis: Analysis) -> list[dict[str, Any]]:
             continue
         out.append({"variant": fit.variant, "target": fit.target, "n_obs": fit.n_obs,
                     "stage": "not fitted" if fit.error else "fitted, left out",
-                    "reason": fit.error or fit.dropped, "warnings": list(fit.warnings)})
+                    "reason": fit.error or fit.dropped, "optimizers": "; ".join(fit.optimizers_tried) or None,
+                    "warnings": list(fit.warnings)})
     return out
 
 
