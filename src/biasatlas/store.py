@@ -3,8 +3,9 @@
 Responses are committed as they arrive, before anything parses them (the runner groups answers that arrive
 together into one transaction). Errors are kept in their own table and never served as answers, so the next
 run asks again. Schema changes go through the numbered migrations (store_sql.py). What the store writes besides
-answers (errors, info, run config, totals) is scrubbed of credentials; an answer is capped at
-``MAX_ANSWER_CHARS``. A read-only study (an archived audit) is never written.
+answers (errors, info, run config, totals) is scrubbed of credentials, and the values given to ``hide`` (the
+run's key) are masked in answers too; an answer is capped at ``MAX_ANSWER_CHARS``. A damaged database is refused
+before anything is written to it; a read-only study (an archived audit) is never written.
 """
 
 from __future__ import annotations
