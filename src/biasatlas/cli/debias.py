@@ -78,6 +78,7 @@ def debias(
     from biasatlas.probes.debias.adapters import AdapterError
     from biasatlas.probes.debias.pipeline import execute, prepare
     from biasatlas.probes.debias.probe import PROBE
+    from biasatlas.store import StoreError
 
     try:  # ---- every check before any work ----
         config: Any = PROBE.config(
@@ -98,7 +99,7 @@ def debias(
     CLI_COMMAND.set(resume_command())
     try:
         totals = execute(plan, opts.backend, opts.study, progress=show_progress(opts), say=console.print)
-    except BackendError as exc:
+    except (BackendError, StoreError) as exc:  # StoreError: a damaged study, one from a newer biasatlas
         fail(str(exc))
         return
     except KeyboardInterrupt:

@@ -112,3 +112,13 @@ def test_damaged_read_only_study_is_one_line_for_the_readers(tmp_path: Path, mon
         line = _one_line_error(runner.invoke(app, args))
         assert "damaged" in line and str(db) in line, (args, line)
     assert db.read_bytes() == damaged
+
+
+def test_debias_into_a_damaged_study_is_one_line(tmp_path: Path) -> None:
+    study = tmp_path / "s"
+    assert runner.invoke(app, [*RUN, "--study", str(study)]).exit_code == 0
+    damaged = _damage_pages(study / "biasatlas.db")
+    result = runner.invoke(app, ["debias", "--limit", "12", "--no-qa", "--study", str(study)])
+    assert result.exit_code == 2, result.output  # after the plan's line ("setting 1 (mixed): ..."), no model loaded
+    assert result.output.splitlines()[-1].startswith("error: ") and "damaged" in result.output.splitlines()[-1]
+    assert (study / "biasatlas.db").read_bytes() == damaged
