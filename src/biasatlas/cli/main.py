@@ -26,7 +26,7 @@ from biasatlas.cli.common import (
     show_warning,
     study_errors,
 )
-from biasatlas.store import DB_NAME, Store
+from biasatlas.store import DB_NAME, Store, StoreError
 
 # Command modules attach their commands to the apps in biasatlas.cli.app when imported.
 COMMAND_MODULES = (
@@ -210,7 +210,10 @@ def main() -> None:  # pragma: no cover - console script
     except click_types as exc:
         sys.stderr.write(f"error: {exc.format_message()}\n")
         sys.exit(exc.exit_code)
-    except sqlite3.DatabaseError as exc:  # a command without its own handling met a damaged study
+    except StoreError as exc:  # a command without its own handling: a damaged study, a newer schema
+        sys.stderr.write(f"error: {exc}\n")
+        sys.exit(2)
+    except sqlite3.DatabaseError as exc:  # the same, met by SQLite mid-way
         sys.stderr.write(f"error: the study database cannot be used: {' '.join(str(exc).split())}\n")
         sys.exit(2)
 

@@ -63,3 +63,23 @@ def test_arguments_that_are_not_utf8_are_one_line_exit_2_and_nothing_is_written(
     assert len(lines) == 1 and needle in lines[0] and "UTF-8" in lines[0], out.stderr
     assert "\\xff" in lines[0]  # the bytes shown, escaped
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["leakage", "fit"], ["associations"], ["summary"]])
+def test_every_command_on_a_damaged_study_is_one_line_exit_2(command: list[str], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from biasatlas.cli.main import app
+
+    study = tmp_path / "s"
+    run = ["run", "contact", "--model", "fake:x", "--lang", "en", "--axis", "ability", "--limit", "3"]
+    assert CliRunner().invoke(app, [*run, "--study", str(study)]).exit_code == 0
+    db = study / "biasatlas.db"
+    data = bytearray(db.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    data[page:] = bytes((i * 37 + 11) % 251 for i in range(len(data) - page))  # damaged pages, not cut short
+    db.write_bytes(bytes(data))
+    out = _cli(*command, "--study", str(study))
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert out.returncode == 2, out.stderr
+    assert len(lines) == 1 and "damaged" in lines[0] and "Traceback" not in out.stderr, out.stderr
