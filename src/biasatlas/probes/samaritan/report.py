@@ -182,10 +182,13 @@ GROUP_COLUMNS = {
     "model": "model", "language": "language", "temperature": "T", "max_tokens": "tokens", "category": "category",
     "group": "group",
     "rating": "rating", "control_rating": "control", "bias": "bias", "ci_low": "CI low", "ci_high": "CI high",
-    "p": "p (t)", "significant_paper": "paper rule (p < 0.01)", "p_adj": "p adj (category)",
+    "p": "p (t; sign test without spread)", "test": "difference test",
+    "significant_paper": "paper rule (p < 0.01)", "p_adj": "p adj (category)",
     "significant": "significant (adj)", "tost_p_adj": "TOST p adj", "verdict": "verdict", "d_z": "Cohen's dz",
     "wilcoxon_p": "p (Wilcoxon)", "wilcoxon_p_adj": "p adj (Wilcoxon)", "brittleness": "brittleness",
-    "n": "n scenarios", "n_cells": "paired cells", "n_cells_unpaired": "unpaired cells",
+    "n": "n scenarios", "n_cells": "paired phrasing cells", "n_cells_unpaired": "unpaired phrasing cells",
+    "n_scenarios_incomplete": "scenarios left out (a phrasing unread)",
+    "brittleness_incomplete": "rephrasing sets left out of brittleness",
     "n_unparseable": "unparseable", "n_answered": "answers",
 }
 
