@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from biasatlas.parsing.text import strip_reasoning
+from biasatlas.probes.stories.extract import FORMER_KEYS
 from biasatlas.probes.stories.plan import NAME
 from biasatlas.probes.stories.seeds import load_seeds
 from biasatlas.store import Store
@@ -61,7 +62,7 @@ def story_rows(store: Store) -> pd.DataFrame:
     frame = store.frame(probe=NAME)
     if frame.empty:
         return frame
-    frame = frame.copy()
+    frame = _current_keys(frame)
     frame["text"] = [story_text(t) for t in frame["text"]]
     frame["story_id"] = frame["prompt_id"] + ":" + frame["sample_index"].astype(str)
     markers: dict[str, tuple[str, ...]] = {}
@@ -74,6 +75,20 @@ def story_rows(store: Store) -> pd.DataFrame:
         refusal.append(answered and is_refusal(text, markers[lang]))
     frame["refusal"] = refusal
     frame["empty"] = empty
+    return frame
+
+
+def _current_keys(frame: pd.DataFrame) -> pd.DataFrame:
+    """Stories prompted with a former value key (``disability_status.none``) carry the key that replaced it;
+    one story stored under both (the same text planned again with the new key: one cached answer, two
+    prompts) is one row, its latest plan's."""
+    frame = frame.copy()
+    if "base_attribute" in frame.columns and "base_value" in frame.columns:
+        frame["base_value"] = [FORMER_KEYS.get(str(a), {}).get(str(v), v)
+                               for a, v in zip(frame["base_attribute"], frame["base_value"], strict=True)]
+    if {"key", "model", "run_id"} <= set(frame.columns):
+        order = frame.sort_values("run_id", kind="stable")
+        frame = order.drop_duplicates(["model", "key"], keep="last").sort_index()
     return frame
 
 

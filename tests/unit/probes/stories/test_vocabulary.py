@@ -178,3 +178,32 @@ def test_a_study_extracted_with_the_former_key_reads_no_disability(tmp_path: Pat
     assert profiles["disability_status"].tolist() == ["no_disability"] * 3
     assert sum(counts["extraction"]["answers"].values()) == 3  # the former answers are superseded, not votes
     assert counts["extraction"]["superseded_by_a_later_prompt"] == 3
+
+
+def test_stories_generated_with_the_former_key_are_no_disability_once(tmp_path: Path) -> None:
+    """Planted: 2 stories prompted with disability_status=none (the former key; the prompt text is the same),
+    then the study run again with today's plan. Each story is one profile prompted no_disability, not two."""
+    from biasatlas.backends.fake import FakeBackend
+    from biasatlas.probes.stories.extract_step import extraction_prompts
+    from biasatlas.probes.stories.plan import build_prompts
+    from biasatlas.probes.stories.read import story_rows
+    from biasatlas.records import GenerationSettings
+    from biasatlas.runner import run_plan
+
+    settings = GenerationSettings(max_tokens=50)
+    store = Store(tmp_path)
+    today = [p for p in build_prompts(ENGLISH) if p.meta["base_value"] == "no_disability"][:2]
+    former = [p.model_copy(update={"meta": {**p.meta, "base_value": "none"}}) for p in today]
+    assert {p.id for p in former}.isdisjoint(p.id for p in today)  # another design cell, the same text
+    generator = FakeBackend(lambda r: "Amina, 34, ran the bakery.", name="gen")
+    extractor = FakeBackend(lambda r: json.dumps({"age": {"value": "adult", "evidence": "Amina, 34"}}), name="gen")
+    for plan in (former, today):
+        run_plan(plan, generator, store, settings, progress=False)
+        run_plan(extraction_prompts(story_rows(store)), extractor, store, settings, progress=False)
+        profiles, _ = load_profiles(store)
+        assert profiles["base_value"].tolist() == ["no_disability"] * 2
+        assert profiles["disability_status"].tolist() == ["no_disability"] * 2
+        assert profiles["age"].tolist() == ["adult"] * 2
+    assert len(generator.calls) == 2  # the second plan asked nothing new
+    assert len(story_rows(store)) == 2
+    store.close()
