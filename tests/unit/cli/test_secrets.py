@@ -123,3 +123,14 @@ def test_the_store_masks_hidden_values_in_answers_errors_and_info_but_not_short_
         error = store.conn.execute("SELECT error FROM errors").fetchone()[0]
         assert store.masked == 4
     assert text == "*** and ***, short" and KEY not in info and error == "server said ***"
+
+
+def test_the_known_secrets_of_http_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    from biasatlas.backends.http.options import OpenAIOptions
+
+    monkeypatch.setenv("MY_KEY", f" {KEY} ")
+    basic = base64.b64encode(f"user:{PASSWORD}".encode()).decode()  # as an echoed Basic header carries it
+    found = OpenAIOptions(base_url=f"http://user:{PASSWORD}@h/v1", api_key_env="MY_KEY").known_secrets()
+    assert set(found) == {KEY, PASSWORD, basic}
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://u:p%40ss-word-1@h/v1")
+    assert "p@ss-word-1" in OpenAIOptions(api_key_env="NONE_SET").known_secrets()

@@ -11,6 +11,7 @@ endpoint is written ``URL`` or ``URL#N`` (N: its concurrency, else ``concurrency
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 from collections.abc import Sequence
@@ -129,7 +130,9 @@ class OpenAIOptions(BaseModel):
         found = [os.environ.get(self.api_key_env, "").strip()]
         for url in urls:
             parts = urlsplit(url)
-            found += [unquote(parts.password or ""), parts.password or ""]
+            if parts.password:  # as typed, as sent, and as the Basic header carries it with the user
+                user, password = unquote(parts.username or ""), unquote(parts.password)
+                found += [parts.password, password, base64.b64encode(f"{user}:{password}".encode()).decode()]
         return [value for value in dict.fromkeys(found) if value]
 
 
