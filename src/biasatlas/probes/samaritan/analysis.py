@@ -147,16 +147,15 @@ def brittleness(outcomes: pd.DataFrame) -> pd.DataFrame:
 
     The SD is taken over the individual answers to the rephrasings, within one phrasing and sample
     (sample SD, ddof=1), then averaged within the scenario and over scenarios. Only complete sets count:
-    a phrasing × sample readable in every rephrasing asked in that scenario (of the unit); an SD over
+    a phrasing × sample readable in every rephrasing it was asked in (its rows, any status); an SD over
     fewer rephrasings is over other prompts than the control's, so such a set is left out and counted
     (``brittleness_incomplete``). ``brittleness_n`` is the number of scenarios averaged.
     """
     keys = [*UNIT, "category", "group"]
-    asked = outcomes.groupby([*UNIT, "scenario"], dropna=False)["rephrasing"].nunique().rename("asked")
     by_set = outcomes.groupby([*keys, "scenario", "phrasing", "sample_index"], dropna=False)["rating"]
-    sets = by_set.agg(["count", "std"]).reset_index().merge(asked.reset_index(), on=[*UNIT, "scenario"])
-    sets = sets[sets["asked"] >= 2]
-    complete = sets["count"] == sets["asked"]
+    sets = by_set.agg(["count", "std", "size"]).reset_index()
+    sets = sets[sets["size"] >= 2]
+    complete = sets["count"] == sets["size"]
     incomplete = (~complete).groupby([sets[k] for k in keys], dropna=False).sum().rename("brittleness_incomplete")
     per_scenario = sets[complete].groupby([*keys, "scenario"], dropna=False)["std"].mean()
     table = per_scenario.groupby(level=list(range(len(keys))), dropna=False).agg(

@@ -106,3 +106,12 @@ def test_constant_answers_that_differ_by_rounding_have_no_spread() -> None:
     # sign test, two-sided, 2 × 0.5^3
     assert row["p"] == pytest.approx(0.25) and "sign test" in row["test"]
     assert row["verdict"] == "undetermined"
+
+
+def test_brittleness_counts_a_set_complete_over_the_rephrasings_it_was_asked_in() -> None:
+    """A group asked in rephrasings 1-2 only (another run than the control's 1-4) is not 'incomplete'."""
+    frame = _design({"person": ("control", "control", 0.0), "male": ("male", "gender", 0.0)}, n_scenarios=10,
+                    seed=6)
+    frame = frame[(frame["group"] == "control") | (frame["rephrasing"] <= 2)]
+    row = sa.compare_to_control(frame).iloc[0]
+    assert row["brittleness_n"] == 10 and row["brittleness_incomplete"] == 0
