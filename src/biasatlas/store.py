@@ -320,8 +320,11 @@ class Store:
                 error = scrub_text(self._hidden(response.error[: 4 * MAX_ERROR_CHARS]))[:MAX_ERROR_CHARS]
                 errors.append((response.key, response.backend_id, run_id, error, now))
             elif self._secrets:  # masked before the text is cut, and in the info (a structured answer's raw JSON)
-                row = self._answer_row(response.model_copy(update={"text": self._hidden(response.text)}), request, now)
-                answers.append((*row[:9], self._hidden(row[9]), row[10]))
+                text = self._hidden(response.text)
+                masked = response if text is response.text else response.model_copy(update={"text": text})
+                row = self._answer_row(masked, request, now)
+                info = self._hidden(row[9])
+                answers.append(row if info is row[9] else (*row[:9], info, row[10]))
             else:
                 answers.append(self._answer_row(response, request, now))
         self.conn.execute("BEGIN IMMEDIATE")
