@@ -133,7 +133,7 @@ def aggregate_cmd(
         f"max {int(rated.max()) if len(rated) else 0}); min raters {min_raters}, non-shared groups: {nonshared}"
     )
     if keep:
-        counts = ", ".join(f"{g} ({int(result.raters.get(g, 0))} raters)" for g in keep)
+        counts = ", ".join(f"{g} (raters: {int(result.raters.get(g, 0))})" for g in keep)
         err.print(f"kept at any number of raters{' (as published)' if as_published else ''}: {counts}")
     if not result.missing.empty:
         missing = Table(title=f"Missing cells ({lang}) and why")
