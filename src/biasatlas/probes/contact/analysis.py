@@ -6,14 +6,15 @@ from typing import Any
 
 import pandas as pd
 
+from biasatlas.probes.contact.adherence import adherence_table
 from biasatlas.probes.contact.effects import contact_tests
 from biasatlas.probes.contact.read import MOVE_THRESHOLD
 from biasatlas.stats.proportions import mean_interval, rate_table
 
 __all__ = [
-    "BASE", "DECISIONS", "TABLES", "acquiescence_table", "all_tables", "ch_table", "contact_tests",
-    "decision_table", "direction_table", "probability_direction_table", "probability_table", "reasons_table",
-    "records",
+    "BASE", "DECISIONS", "TABLES", "acquiescence_table", "adherence_table", "all_tables", "contact_tests",
+    "decision_table", "direction_table", "framing_agreement_table", "probability_direction_table",
+    "probability_table", "reasons_table", "records",
 ]
 
 DECISIONS = ("unbiased", "biased", "none")
@@ -67,11 +68,15 @@ def acquiescence_table(outcomes: pd.DataFrame) -> pd.DataFrame:
     return table.merge(actions.rename("actions").reset_index(), on=keys, how="left")
 
 
-def ch_table(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """Paper 001's CH indicator: the share of framed prompts whose answer follows the framing.
+def framing_agreement_table(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Framing agreement (our per-prompt measure, not paper 001's): the share of framed answers whose
+    decision agrees with the framing (positive contact: unbiased; negative contact: biased).
 
     Per model × mode × language × scale, for positive and negative contact and both pooled ("both"),
-    over the answers with a decision; Wilson 95% intervals. ``unscored`` counts framed prompts without one.
+    over the answers with a decision (column ``ch`` of the outcomes); Wilson 95% intervals. ``unscored``
+    counts framed prompts without one. It does not compare with the no-contact answer: under positive
+    framing it is the share unbiased, so a model that never changes its decision and always engages
+    scores 100%. Paper 001's adherence (Table 3) is :func:`adherence_table`.
     """
     framed = outcomes[outcomes["contact"] != "none"]
     if framed.empty:

@@ -38,8 +38,8 @@ def parse_row(mode: str, scale: str, language: str, text: str | None,
 
 
 def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add the answer, its reason, decision, biased, affirmative, P(unbiased) / P(biased), the CH indicator
-    and the contact direction (by decision and by probability) to the stored answers."""
+    """Add the answer, its reason, decision, biased, affirmative, P(unbiased) / P(biased), framing agreement
+    (``ch``) and the contact direction (by decision and by probability) to the stored answers."""
     if frame.empty:
         return frame
     df = frame[frame["status"] == "answered"].copy()
@@ -56,8 +56,9 @@ def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
         for p, a in zip(p_aff, df["action"], strict=True)
     ]
     df["p_biased"] = 1 - df["p_unbiased"].astype(float)
-    # Paper 001's CH indicator: 1 when the answer follows the framing (positive contact -> unbiased,
-    # negative contact -> biased), 0 when it goes against it; undefined without framing or decision.
+    # Framing agreement (our per-prompt measure; paper 001 defines adherence on Table 3's percentages only,
+    # see ``adherence``): 1 when the decision agrees with the framing (positive contact -> unbiased, negative
+    # contact -> biased), 0 when not; undefined without framing or decision. The column keeps its name ``ch``.
     follows = df["contact"].map({"positive": 0.0, "negative": 1.0})
     df["ch"] = (df["biased"] == follows).astype(float).where(follows.notna() & df["biased"].notna())
     return _contact_direction(df)

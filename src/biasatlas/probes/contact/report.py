@@ -27,14 +27,42 @@ METHODS = (
     "answer is the option with the larger normalised log-probability; in generate mode the text is parsed. "
     "Percentages carry n and Wilson 95% intervals. Pooled over positive and negative actions a yes-sayer "
     "scores 50% biased, so the tables split by action and report acquiescence (the share of affirmative "
-    "answers). The CH indicator (paper 001) is 1 when a framed answer follows its framing (positive contact: "
-    "unbiased; negative contact: biased). In choice mode the mean P(biased option) per cell, and its change "
+    "answers). Adherence to the contact hypothesis is paper 001's (Table 3): the percentage of biased answers "
+    "lower under positive and higher under negative contact than under no contact, per scale, axis and group, "
+    "with each change versus no contact paired on prompt sets (Newcombe 95% interval). Framing agreement is our "
+    "per-prompt measure, not the paper's: a framed answer agrees when it is unbiased under positive contact or "
+    "biased under negative contact; it does not compare with no contact. In choice mode the mean P(biased "
+    "option) per cell, and its change "
     "toward the framing (moved: at least 0.05), carry t 95% intervals. The contact effect is tested on prompt "
     "sets (samples of a set aggregated first): exact McNemar tests (positive vs none, negative vs none; effect: "
     "the change in the proportion biased with Newcombe's interval) and Cochran's Q on the decisions; in choice "
     "mode a paired t-test on the log-odds of P(biased) and a Wilcoxon signed-rank test; p-values are adjusted "
     "across all tests (Benjamini-Hochberg). Deviations from the papers: docs/methods/contact.md."
 )
+
+
+ADHERENCE_CAPTION = ("Contact-hypothesis adherence (paper 001 Table 3): % biased [Wilson 95% CI] (n) lower under "
+                     "positive and higher under negative contact than under none; change vs none in percentage "
+                     "points [Newcombe 95% CI, paired on prompt sets]")
+
+
+def adherence_display(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell: n sets, % biased per framing, the two paired changes and the verdicts."""
+    keys = [c for c in ("model", "mode", "language", "scale", "axis", "group") if c in table.columns]
+    out = table[[*keys, "n_sets"]].copy()
+    for framing in ("none", "positive", "negative"):
+        out[f"% biased, {framing} contact"] = [
+            estimate_cell(p, lo, hi, n) for p, lo, hi, n in zip(
+                table[f"biased_{framing}_pct"], table[f"biased_{framing}_ci_low"], table[f"biased_{framing}_ci_high"],
+                table[f"n_{framing}"], strict=True)]
+    for framing in ("positive", "negative"):
+        out[f"change, {framing} − none (points)"] = [
+            estimate_cell(c, lo, hi, signed=True) for c, lo, hi in zip(
+                table[f"change_{framing}"], table[f"change_{framing}_ci_low"], table[f"change_{framing}_ci_high"],
+                strict=True)]
+    out["adheres (paper 001)"] = table["adheres"].map({True: "yes", False: "no"}).fillna("–")
+    out["adheres, both CIs exclude 0"] = table["adheres_ci"].map({True: "yes", False: "no"}).fillna("–")
+    return _by_model(out)
 
 
 def _levels(table: pd.DataFrame) -> list[str]:
@@ -191,6 +219,10 @@ def sections(store: Any) -> list[Section]:
     section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing")
     section.add_table(wide_rates(tables["by_contact"]), "By contact framing, models side by side: % of answers "
                       "[Wilson 95% CI] (count) per decision (paper 001 Table 3)", drill=NAME)
+    for by, where in (([], ""), (["axis"], " by axis"), (["axis", "group"], " by group")):
+        adherence = ca.adherence_table(out, by)
+        if not adherence.empty:
+            section.add_table(adherence_display(adherence), f"{ADHERENCE_CAPTION}{where}", drill=NAME)
     probabilities = ca.probability_table(out, ["scale", "contact"])
     if not probabilities.empty:
         section.add_figure(probability_by_contact(probabilities),
@@ -200,7 +232,8 @@ def sections(store: Any) -> list[Section]:
                           "polarity), models side by side", drill=NAME)
     for title, table, extra in (
         ("Acquiescence: % affirmative answers (yes-saying)", ca.acquiescence_table(out), ("n",)),
-        ("CH indicator: % of framed answers that follow the framing (paper 001)", ca.ch_table(out),
+        ("Framing agreement (our per-prompt measure, not in paper 001): % of framed answers whose decision "
+         "agrees with the framing, no comparison with no contact", ca.framing_agreement_table(out),
          ("n", "unscored")),
         ("Did the decision move toward the contact framing (vs no contact)?", ca.direction_table(out), ("n",)),
     ):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from biasatlas.probes.contact.adherence import ADHERENCE_LEVELS
 from biasatlas.probes.contact.data import NAME
 from biasatlas.probes.contact.read import outcomes
 
@@ -64,7 +65,9 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
         summary[name] = ca.records(table)
     summary["none_reasons"] = ca.records(ca.reasons_table(out))
     summary["acquiescence"] = ca.records(ca.acquiescence_table(out))
-    summary["ch"] = ca.records(ca.ch_table(out))
+    for key, by in ADHERENCE_LEVELS.items():  # paper 001 Table 3: positive < none < negative, % biased
+        summary[key] = ca.records(ca.adherence_table(out, by))
+    summary["framing_agreement"] = ca.records(ca.framing_agreement_table(out))  # ours, per prompt
     summary["p_biased"] = ca.records(ca.probability_table(out, ["scale", "contact"]))
     summary["p_biased_by_action"] = ca.records(ca.probability_table(out, ["scale", "contact", "action"]))
     summary["direction"] = ca.records(ca.direction_table(out))
@@ -100,12 +103,14 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> Any:
     return table
 
 
-TEXT_COLUMNS = {"model", "mode", "lang", "scale", "contact", "action", "actions", "comparison", "measure", "test"}
+TEXT_COLUMNS = {"model", "mode", "lang", "scale", "contact", "action", "actions", "comparison", "measure", "test",
+                "axis", "adheres"}
 KEYS = ("model", "mode", "language", "scale")
 
 
 def print_summary(summary: dict[str, Any], console: Any) -> None:
-    """The contact tables (paper 001 Table 3 layout and the polarity, CH and probability tables) and the tests."""
+    """The contact tables (paper 001 Table 3 layout and adherence; polarity, framing agreement and probability
+    tables) and the tests."""
     last = summary.get("last_run")
     if last:
         console.print(
@@ -131,8 +136,35 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
                              [*head, "contact", "action", "n", "biased %"],
                              [[*(str(r[k]) for k in KEYS), r["contact"], r["action"], str(r["n"]),
                                _pct(r, "biased")] for r in by_action]))
+    _print_adherence(summary, console, head)
     _print_answer_tables(summary, console, head)
     _print_tests(summary, console, head)
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    if row.get("adheres") is None:
+        return "–"
+    if not row["adheres"]:
+        return "no"
+    return "yes, CIs exclude 0" if row.get("adheres_ci") else "yes (a CI includes 0)"
+
+
+def _print_adherence(summary: dict[str, Any], console: Any, head: list[str]) -> None:
+    """Paper 001 Table 3 adherence per scale, and per axis where the study has several."""
+    for key, extra in (("adherence", []), ("adherence_by_axis", ["axis"])):
+        rows = summary.get(key, [])
+        if not rows or (extra and len({r["axis"] for r in rows}) < 2):
+            continue
+        console.print(_table(
+            "Contact-hypothesis adherence (paper 001 Table 3): % biased lower under positive and higher under "
+            "negative contact than under none [Wilson 95% CI]; change vs none in points [Newcombe 95% CI, paired "
+            "on prompt sets]",
+            [*head, *extra, "n sets", "none %", "positive %", "negative %", "Δ positive", "Δ negative", "adheres"],
+            [[*(str(r[k]) for k in KEYS), *(str(r[k]) for k in extra), str(r["n_sets"]),
+              *(_pct(r, f"biased_{f}") for f in ("none", "positive", "negative")),
+              *(f"{_num(r[f'change_{f}'], '+.1f')} "
+                f"{_interval(r[f'change_{f}_ci_low'], r[f'change_{f}_ci_high'], '+.1f')}"
+                for f in ("positive", "negative")), _verdict(r)] for r in rows]))
 
 
 def _print_answer_tables(summary: dict[str, Any], console: Any, head: list[str]) -> None:
@@ -142,12 +174,14 @@ def _print_answer_tables(summary: dict[str, Any], console: Any, head: list[str])
                              [*head, "actions", "n", "affirmative %"],
                              [[*(str(r[k]) for k in KEYS), r["actions"], str(r["n"]), _pct(r, "affirmative")]
                               for r in acq]))
-    ch = summary.get("ch", [])
-    if ch:
-        console.print(_table("CH indicator: % of framed answers that follow the framing (paper 001) [Wilson 95% CI]",
-                             [*head, "contact", "n", "follows %"],
+    agreement = summary.get("framing_agreement", [])
+    if agreement:
+        console.print(_table("Framing agreement (our per-prompt measure, not in paper 001): % of framed answers "
+                             "whose decision agrees with the framing (positive: unbiased, negative: biased; no "
+                             "comparison with no contact) [Wilson 95% CI]",
+                             [*head, "contact", "n", "agrees %"],
                              [[*(str(r[k]) for k in KEYS), r["contact"], str(r["n"]), _pct(r, "follows")]
-                              for r in ch]))
+                              for r in agreement]))
     probs = summary.get("p_biased", [])
     if probs:
         console.print(_table("Mean P(biased option) per cell (choice mode) [t 95% CI over prompts]",

@@ -1,4 +1,4 @@
-"""Issue 12, contact: action polarity, acquiescence, the CH indicator, probabilities and paired tests."""
+"""Issue 12, contact: action polarity, acquiescence, framing agreement, probabilities and paired tests."""
 
 from __future__ import annotations
 
@@ -69,18 +69,18 @@ def test_always_likely_is_half_biased_pooled_and_fully_acquiescent(tmp_path: Pat
     assert "acquiescence" in buffer.getvalue().lower()
 
 
-# ---- 2. the paper's CH indicator ------------------------------------------------------------------
+# ---- 2. framing agreement (our per-prompt measure; paper 001 adherence: test_adherence.py) --------
 def _engage(request: Request, engage: bool) -> str:
     yes = "Yes." if engage else "No."
     no = "No." if engage else "Yes."
     return yes if request.prompt.meta["action"] == "positive" else no
 
 
-def test_ch_indicator_follows_the_framing(tmp_path: Path) -> None:
+def test_framing_agreement_follows_the_framing(tmp_path: Path) -> None:
     # engages unless the framing is negative: follows both framings
     follows = _run(tmp_path / "a", FakeBackend(lambda r: _engage(r, r.prompt.meta["contact"] != "negative")),
                    "generate", languages=["en"], axes=["religion"], limit=60)
-    ch = PROBE.summarise(follows)["ch"]
+    ch = PROBE.summarise(follows)["framing_agreement"]
     for contact in ("positive", "negative", "both"):
         assert _row(ch, contact=contact)["follows_pct"] == 100.0
     out = PROBE.outcomes(follows)
@@ -89,7 +89,7 @@ def test_ch_indicator_follows_the_framing(tmp_path: Path) -> None:
     # always engages: follows positive framing, never negative; pooled 50%
     always = _run(tmp_path / "b", FakeBackend(lambda r: _engage(r, True)), "generate", languages=["en"],
                   axes=["religion"], limit=60)
-    ch = PROBE.summarise(always)["ch"]
+    ch = PROBE.summarise(always)["framing_agreement"]
     assert _row(ch, contact="positive")["follows_pct"] == 100.0
     assert _row(ch, contact="negative")["follows_pct"] == 0.0
     both = _row(ch, contact="both")
