@@ -34,10 +34,11 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from biasatlas.backends.base import BackendError, BackendStopped, BackendWarning
+from biasatlas.backends.http.asking import Asker, request_body, request_seed
 from biasatlas.backends.http.breaker import Breaker, Stopped
 from biasatlas.backends.http.bridge import Deadlines, stream
 from biasatlas.backends.http.choosing import ChoiceScorer
-from biasatlas.backends.http.client import AttemptError, ChatClient, Fatal, RetryPolicy
+from biasatlas.backends.http.client import AttemptError, ChatClient, RetryPolicy
 from biasatlas.backends.http.identity import backend_id, endpoint, fleet_id
 from biasatlas.backends.http.loops import event_loop_name, make_runner
 from biasatlas.backends.http.options import SETTABLE, OpenAIOptions, parse_settings
@@ -45,17 +46,12 @@ from biasatlas.backends.http.setup import OPENAI_URL, check_server, needs_key, s
 from biasatlas.backends.http.structured import StructuredAnswers
 from biasatlas.backends.http.template import RAW, ChatTemplate, load_template
 from biasatlas.backends.http.usage import HttpStats
-from biasatlas.records import GenerationSettings, Request, Response, scrub_text
+from biasatlas.records import Request, Response, scrub_text
 
 if TYPE_CHECKING:
     from biasatlas.backends.http.fleet import FleetClient
 
 __all__ = ["SETTABLE", "OpenAIBackend", "OpenAIOptions", "parse_settings", "request_seed"]
-
-
-def request_seed(settings: GenerationSettings, sample_index: int) -> int:
-    """A per-sample seed: samples of one prompt must differ, reruns of one sample must not."""
-    return (settings.seed * 1_000_003 + sample_index) % 2**31
 
 
 class OpenAIBackend:
@@ -94,8 +90,6 @@ class OpenAIBackend:
             opts = self.options = opts.model_copy(update={"concurrency": sum(n for _, n in self.servers)})
         else:
             self.id = backend_id(model, base_url, self._flags(template))
-        self.choices = ChoiceScorer(self, template)
-        self.structured = StructuredAnswers(self)
         key = os.environ.get(opts.api_key_env, "").strip()
         for url, _ in self.servers:
             if not key and needs_key(url):
@@ -108,10 +102,8 @@ class OpenAIBackend:
                 )
         self._secret = key  # only for scrubbing error text; sent in the Authorization header only
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self.stats = HttpStats()
         self.breaker = Breaker(opts.max_wait)
         self.deadline = max(opts.deadline, opts.timeout)  # one attempt may always take its full timeout
-        self._max_tokens_field = "max_tokens"  # or "max_completion_tokens", once a server asks for it
         self.models: list[str] = []  # what the server lists (filled by the setup check)
         self._runner = make_runner(opts.loop)
 
@@ -138,6 +130,9 @@ class OpenAIBackend:
             self._client = self._runner.call(make_fleet())
         else:
             self._client = self._runner.call(make_client())
+        self.asker = Asker(model, opts, self._client)  # what the ways of asking below share
+        self.choices = ChoiceScorer(self.asker, template)
+        self.structured = StructuredAnswers(self.asker)
         if opts.check:
             try:
                 if self.fleet is not None:  # every server at once; those that fail start drained
@@ -154,6 +149,11 @@ class OpenAIBackend:
                 raise
             for line in getattr(self._client, "setup_warnings", lambda _: [])(self._scrub):
                 warnings.warn(line, BackendWarning, stacklevel=2)  # a fleet's server that failed its check
+
+    @property
+    def stats(self) -> HttpStats:
+        """This run's counts so far."""
+        return self.asker.stats
 
     # ---- public API -------------------------------------------------------------------------
     def generate(self, requests: Iterable[Request]) -> Iterator[Response]:
@@ -184,7 +184,7 @@ class OpenAIBackend:
     def run_stats(self) -> dict[str, Any]:
         """Usage and failure counts since the last call (the runner calls it once per run), and how
         choice answers were measured and whether generate answers were structured."""
-        stats, self.stats = self.stats, HttpStats()
+        stats, self.asker.stats = self.asker.stats, HttpStats()
         stats.errors.update(self.breaker.take_errors())
         out: dict[str, Any] = {"http": stats.as_dict(self.options.price_prompt, self.options.price_completion)}
         out["http"]["event_loop"] = event_loop_name(self._runner.loop)
@@ -256,68 +256,15 @@ class OpenAIBackend:
         return scrub_text(text.replace(self._secret, "***") if self._secret else text)
 
     def _body(self, request: Request, *, choice: bool) -> dict[str, Any]:
-        s = request.settings
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.prompt.messages],
-        }
-        if choice:
-            body.update(max_tokens=1, temperature=0, logprobs=True, top_logprobs=self.options.top_logprobs)
-        else:
-            body.update(max_tokens=s.max_tokens, temperature=s.temperature)
-            if s.temperature > 0:
-                body.update(top_p=s.top_p, seed=request_seed(s, request.sample_index))
-            schema = request.prompt.meta.get("response_schema")
-            if schema:  # constrained JSON (story extraction); a function of the messages, so cache-safe
-                body["response_format"] = {"type": "json_schema",
-                                           "json_schema": {"name": "response", "schema": schema}}
-        return body
-
-    @staticmethod
-    def _estimate_tokens(request: Request, max_tokens: int) -> int:
-        return len(request.prompt.text) // 4 + 8 * len(request.prompt.messages) + max_tokens
-
-    async def _call(
-        self,
-        request: Request,
-        body: dict[str, Any],
-        retries: Counter[str],
-        *,
-        path: str = "/chat/completions",
-        root: bool = False,
-        fatal_words: tuple[str, ...] = (),
-    ) -> dict[str, Any]:
-        """POST ``body`` to ``path`` (under the base URL, or the server's root) with retries and accounting."""
-        est = self._estimate_tokens(request, int(body.get("max_tokens") or 0)) if self.options.tpm else 0
-        chat = path == "/chat/completions" and not root
-        if chat and self._max_tokens_field != "max_tokens":
-            body[self._max_tokens_field] = body.pop("max_tokens")
-        url = None if chat else self._client.url(path, root)
-        call: dict[str, Any] = {"url": url, "choices": not root, "fatal_words": fatal_words}
-        before = sum(retries.values())
-        try:
-            data = await self._client.complete(body, retries, est, **call)
-        except Fatal as exc:
-            # Newer OpenAI models refuse 'max_tokens' and want 'max_completion_tokens': rename, once.
-            if not chat or "max_completion_tokens" not in exc.detail or "max_tokens" not in body:
-                raise
-            self._max_tokens_field = "max_completion_tokens"
-            body["max_completion_tokens"] = body.pop("max_tokens")
-            self.stats.attempts += 1
-            data = await self._client.complete(body, retries, est, **call)
-        finally:
-            self.stats.attempts += 1 + sum(retries.values()) - before
-        usage = data.get("usage") or {}
-        self.stats.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-        self.stats.completion_tokens += int(usage.get("completion_tokens") or 0)
-        return data
+        """The request body (batch/bodies.py calls it on a stand-in holding ``model`` and ``options``)."""
+        return request_body(self.model, self.options, request, choice=choice)
 
     async def _ask(self, request: Request, retries: Counter[str], choice: bool) -> dict[str, Any]:
         if choice:
             return await self.choices.score(request, retries)
         if self.structured.applies(request):
             return await self.structured.generate(request, retries)
-        return await self._generate(request, retries)
+        return await self.asker.generate(request, retries)
 
     async def _guarded(self, request: Request, choice: bool) -> Response | None:
         """One request, its retries and its accounting; never raises. None: not asked, or abandoned
@@ -371,29 +318,3 @@ class OpenAIBackend:
 
     async def _choice_one(self, request: Request) -> Response | None:
         return await self._guarded(request, choice=True)
-
-    async def _generate(
-        self, request: Request, retries: Counter[str], prior: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        """Generate mode, free text: the Response fields of one chat completion."""
-        data = await self._call(request, self._body(request, choice=False), retries)
-        choice = data["choices"][0]
-        usage = data.get("usage") or {}
-        prior = prior or {}
-        return {
-            "text": str((choice.get("message") or {}).get("content") or "").strip(),
-            "prompt_tokens": _add(usage.get("prompt_tokens"), prior.get("prompt_tokens")),
-            "completion_tokens": _add(usage.get("completion_tokens"), prior.get("completion_tokens")),
-            "finish_reason": choice.get("finish_reason"),
-        }
-
-
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) else None
-
-
-def _add(value: Any, prior: Any) -> int | None:
-    """Token counts of a request and of the call before it (a choice fallback makes two)."""
-    if _int(value) is None:
-        return _int(prior)
-    return int(value) + (_int(prior) or 0)

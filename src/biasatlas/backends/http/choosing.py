@@ -36,16 +36,16 @@ from biasatlas.backends.scoring import option_probabilities
 from biasatlas.records import Request
 
 if TYPE_CHECKING:
-    from biasatlas.backends.openai_compat import OpenAIBackend
+    from biasatlas.backends.http.asking import Asker
 
 T = TypeVar("T")
 
 
 class ChoiceScorer:
-    """Scores choice requests for one OpenAI-compatible backend."""
+    """Scores choice requests for one OpenAI-compatible backend (through its :class:`.asking.Asker`)."""
 
-    def __init__(self, backend: OpenAIBackend, template: ChatTemplate | str | None) -> None:
-        self.backend = backend
+    def __init__(self, asker: Asker, template: ChatTemplate | str | None) -> None:
+        self.asker = asker
         self.template = template  # a ChatTemplate, RAW, or None (ask the server)
         self.unavailable: str | None = None  # why full-option scoring cannot be used here
         self.confirmed = False  # a full-option score has worked on this server
@@ -67,7 +67,7 @@ class ChoiceScorer:
         """How this run's choice answers were measured (None if it had none); resets the counts."""
         if not self.methods:
             return None
-        opts = self.backend.options
+        opts = self.asker.options
         out: dict[str, Any] = {"methods": dict(sorted(self.methods.items())), "norm": opts.choice_norm}
         if self.methods.get("completions"):
             out["prompt_text"] = self.prompt_text_source()
@@ -84,7 +84,7 @@ class ChoiceScorer:
     async def score(self, request: Request, retries: Counter[str]) -> dict[str, Any]:
         """The Response fields of one choice request."""
         fields = None
-        if self.backend.options.choice_method == "auto" and len(request.prompt.options) >= 2:
+        if self.asker.options.choice_method == "auto" and len(request.prompt.options) >= 2:
             fields = await self._full_once(request, retries)
         if fields is None:
             fields = await self._first_token(request, retries)
@@ -119,7 +119,7 @@ class ChoiceScorer:
     async def _post(self, request: Request, body: dict[str, Any], retries: Counter[str], probing: bool,
                     path: str = "/completions") -> dict[str, Any]:
         try:
-            return await self.backend._call(request, body, retries, path=path)
+            return await self.asker.call(request, body, retries, path=path)
         except Fatal as exc:
             if probing or exc.cause in ("http_404", "http_405", "http_501"):
                 raise Unusable(f"POST {path} gave {exc.detail[:160]}") from None
@@ -133,7 +133,7 @@ class ChoiceScorer:
             return raw_text(messages)
         body = {"messages": messages}
         try:
-            data = await self.backend._call(request, body, retries, path="/apply-template", root=True)
+            data = await self.asker.call(request, body, retries, path="/apply-template", root=True)
         except Fatal as exc:
             raise Unusable(
                 f"no chat-formatted prompt text (the server's /apply-template gave {exc.detail[:100]}; "
@@ -147,10 +147,10 @@ class ChoiceScorer:
     async def _full(self, request: Request, retries: Counter[str], probing: bool) -> dict[str, Any]:
         options = request.prompt.options
         context = await self._prompt_text(request, retries, probing)
-        model = self.backend.model
+        model = self.asker.model
         if self.one_token.get(options):
             body = {"model": model, "prompt": context, "max_tokens": 1, "temperature": 0,
-                    "logprobs": self.backend.options.top_logprobs}
+                    "logprobs": self.asker.options.top_logprobs}
             data = await self._post(request, body, retries, probing)
             pairs = top_logprobs(data["choices"][0]) or []
             exact = exact_next_token(pairs, options)
@@ -170,7 +170,7 @@ class ChoiceScorer:
         return self._fields({o: lp for o, (lp, _) in spans.items()}, tokens, context_tokens)
 
     def _fields(self, logprobs: dict[str, float], tokens: dict[str, int], prompt_tokens: int) -> dict[str, Any]:
-        norm = self.backend.options.choice_norm
+        norm = self.asker.options.choice_norm
         probs = option_probabilities(logprobs, tokens, norm)
         return {
             "text": max(probs, key=probs.__getitem__),
@@ -193,9 +193,9 @@ class ChoiceScorer:
         reason = ambiguity(options) or self.logprobs_missing
         usage: dict[str, Any] = {}
         if reason is None:
-            body = self.backend._body(request, choice=True)
+            body = self.asker.body(request, choice=True)
             try:
-                data = await self.backend._call(request, body, retries)
+                data = await self.asker.call(request, body, retries)
             except Fatal as exc:
                 # Some servers (and some OpenAI models) reject the logprobs parameters outright.
                 if exc.cause not in ("http_400", "http_422") or "logprob" not in exc.detail.lower():
@@ -239,8 +239,8 @@ class ChoiceScorer:
         self, request: Request, retries: Counter[str], reason: str, usage: dict[str, Any]
     ) -> dict[str, Any]:
         """Choice mode without log-probabilities: generate, and say why in the Response."""
-        self.backend.stats.choice_fallbacks += 1
-        fields = await self.backend._generate(request, retries, usage)
+        self.asker.stats.choice_fallbacks += 1
+        fields = await self.asker.generate(request, retries, usage)
         fields["info"] = {"choice_fallback": reason}
         return fields
 

@@ -24,7 +24,7 @@ from biasatlas.backends.http.client import Fatal
 from biasatlas.records import Request
 
 if TYPE_CHECKING:
-    from biasatlas.backends.openai_compat import OpenAIBackend
+    from biasatlas.backends.http.asking import Asker
 
 FORMATS = ("json_schema", "json_object")
 MIN_TOKENS = 64
@@ -94,8 +94,8 @@ class Ignored(Refused):
 class StructuredAnswers:
     """Structured answers for one backend: which format the server takes, learnt once, and the asking."""
 
-    def __init__(self, backend: OpenAIBackend) -> None:
-        self.backend = backend
+    def __init__(self, asker: Asker) -> None:
+        self.asker = asker
         self.format: str | None = None  # the dialect the server took
         self.refused: str | None = None  # why answers are free text from now on
         self.tried: list[str] = []  # dialects refused so far
@@ -106,7 +106,7 @@ class StructuredAnswers:
         """A generate request with options (and no schema of its own), while structured is on."""
         prompt = request.prompt
         return (
-            self.backend.options.structured == "auto"
+            self.asker.options.structured == "auto"
             and len(prompt.options) >= 2
             and not prompt.meta.get("response_schema")
         )
@@ -125,7 +125,7 @@ class StructuredAnswers:
         """The Response fields of one generate request with options: structured where the server can."""
         fields = await self._structured(request, retries)
         if fields is None:
-            fields = await self.backend._generate(request, retries)
+            fields = await self.asker.generate(request, retries)
             fields["info"] = {**fields.get("info", {}), "structured_fallback": self.refused}
             self.counts["free_text"] += 1
         else:
@@ -162,11 +162,11 @@ class StructuredAnswers:
 
     async def _ask(self, request: Request, retries: Counter[str], kind: str, probing: bool) -> dict[str, Any]:
         options = request.prompt.options
-        body = self.backend._body(request, choice=False)
+        body = self.asker.body(request, choice=False)
         body["response_format"] = response_format(kind, options)
         body["max_tokens"] = max(int(body["max_tokens"]), MIN_TOKENS)
         try:
-            data = await self.backend._call(request, body, retries, fatal_words=REFUSAL_WORDS)
+            data = await self.asker.call(request, body, retries, fatal_words=REFUSAL_WORDS)
         except Fatal as exc:
             if is_refusal(exc.cause, exc.detail):
                 raise Refused(exc.detail[:200]) from None
