@@ -53,8 +53,9 @@ def run_contact(
     Default: choice mode (options scored by log-probability); generate mode: 10 tokens, greedy.
     --limit N draws whole prompt sets (3 prompts each: none, positive, negative contact) over
     language × scale × scenario × principle × action, for our templates and imported datasets alike.
-    Imports: --action and --axis (one value) describe rows without such columns; descriptors that do not
-    fit the grammar of their slot are reported as one-line warnings.
+    Imports: --action, --axis, --scenario and --principle keep only the matching templates (names normalised:
+    "Health care" is healthcare); one --action / --axis describes the rows of a sheet without such a column;
+    descriptors that do not fit the grammar of their slot are reported as one-line warnings.
     """
     imports = {k: v for k, v in {"import_row_order": row_order, "import_suffix": import_suffix}.items() if v}
     with warnings.catch_warnings():

@@ -156,3 +156,22 @@ def test_latin1_descriptors_and_raj_without_axis_are_one_line_errors(tmp_path: P
     result = runner.invoke(app, ["run", "contact", "--templates", str(raj), "--plan-only", "--study",
                                  str(tmp_path / "s")])
     assert result.exit_code == 2 and "missing column(s) axis, bucket" in " ".join(result.output.split())
+
+
+def test_import_options_that_cannot_apply_are_one_line_errors(tmp_path: Path) -> None:
+    desc = tmp_path / "d.txt"
+    desc.write_text("Christen\n", encoding="utf-8")
+    args = ["--lang", "de", "--templates", str(_german_sheet(tmp_path)), "--descriptors", str(desc)]
+    cases = [
+        (["--axis", "religion,nationality"], "--axis religion,nationality: fragen.csv has no axis column; give one "
+                                             "--axis for its rows"),
+        (["--scenario", "sports"], "--scenario sports: no template of fragen.csv has it (it has: no scenario)"),
+        (["--template-set", "a"], "--template-set: not used with --templates"),
+        (["--scale", "certainty,likelihood"], "--scale certainty,likelihood: an imported dataset takes one --scale"),
+        (["--holistic-bias-version", "v1.1"], "--holistic-bias-version: not used with --descriptors"),
+    ]
+    for extra, message in cases:
+        result = runner.invoke(app, ["run", "contact", *args, *extra, "--plan-only", "--study", str(tmp_path / "s")])
+        flat = " ".join(result.output.replace("│", " ").split())
+        assert result.exit_code == 2 and message in flat, (extra, result.output)
+        assert "Traceback" not in result.output

@@ -4,12 +4,16 @@ Formats:
 - ``raj``: a CSV with columns id, key_principle, scenario, action_type, axis, bucket, base_prompt,
   positive_contact, negative_contact (Raj et al.), each text with a ``[descriptor]`` placeholder.
   Descriptors come from ``--descriptors`` or, failing that, from HolisticBias v1.0 for the row's
-  axis and bucket. ``action`` keeps only the rows of that action.
+  axis and bucket.
 - ``rows``: a spreadsheet (xlsx) or CSV with one column of questions, three rows per template in the
   order none / positive / negative (the German/Icelandic format of paper 000), plus a descriptor list.
   Optional columns ``action`` (or ``action_type``), ``scenario``, ``principle`` (or ``key_principle``)
   and ``axis`` describe each template; without them the action is ``action`` (default positive) and,
   for a sheet of 30 templates, principle and scenario follow the published row order (``row_order``).
+
+``keep`` (the run options --action, --axis, --scenario, --principle) keeps only the matching templates of
+either format, comparing normalised names (``Health care`` is ``healthcare``); a selection that leaves
+nothing is an error.
 
 Every prompt gets the paper's answer instruction unless the question already names both options
 (``suffix="biasatlas"``: our templates' instruction instead). Descriptors that do not fit the grammar
@@ -19,6 +23,7 @@ of their slot are reported as :class:`ContactImportWarning` (see ``grammar``).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +57,11 @@ PAPER_SUFFIX = {
 }
 ROW_COLUMNS = {"action": ("action", "action_type"), "scenario": ("scenario",),
                "principle": ("principle", "key_principle"), "axis": ("axis",)}
-PRINCIPLE_NAMES = {"equal_group_status": "equal_status", "support_from_authorities": "support_of_authorities",
+#: published principle names that are not ours, compared without underscores (see ``_name``)
+PRINCIPLE_NAMES = {"equalgroupstatus": "equal_status", "supportfromauthorities": "support_of_authorities",
                    "cooperation": "intergroup_cooperation"}
+#: the run option that selects each field of an imported prompt (``keep`` of :func:`import_dataset`)
+OPTIONS = {"action": "--action", "axis": "--axis", "scenario": "--scenario", "principle": "--principle"}
 
 __all__ = ["ContactImportWarning", "DatasetImportError", "import_dataset", "read_descriptors"]
 
@@ -131,13 +139,49 @@ def _with_instruction(text: str, spec: tuple[tuple[str, str], str, str]) -> str:
     return f"{text}{joiner}{instruction}" if joiner == " " else compose(None, text, instruction)
 
 
+def _compact(text: str) -> str:
+    return text.replace("_", "")
+
+
 def _name(value: object, valid: tuple[str, ...] = ()) -> str | None:
-    """A scenario / principle label as our identifiers ("Support of authorities" -> support_of_authorities)."""
+    """A scenario / principle / axis label as our identifiers ("Support of authorities" -> support_of_authorities).
+
+    Compared without underscores, so "Health care" and "Health-care" are ``healthcare`` and "Inter group
+    cooperation" is ``intergroup_cooperation``; a prefix of one of ``valid`` ("Sport") is that name.
+    """
     text = "_".join(str(value).strip().lower().replace("-", " ").split())
     if not text or text == "nan":
         return None
-    text = PRINCIPLE_NAMES.get(text, text)
-    return next((v for v in valid if v == text or v.startswith(text) or text.startswith(v)), text)
+    text = PRINCIPLE_NAMES.get(_compact(text), text)
+    compact = _compact(text)
+    return next((v for v in valid if _compact(v) == compact), None) or next(
+        (v for v in valid if _compact(v).startswith(compact) or compact.startswith(_compact(v))), text)
+
+
+def _kept(keep: Mapping[str, Sequence[str]], **fields: str | None) -> bool:
+    """Whether a template with these field values is among ``keep``'s."""
+    return all(field not in keep or (value is not None and _compact(value) in {_compact(_name(v) or "")
+                                                                               for v in keep[field]})
+               for field, value in fields.items())
+
+
+def _keep(path: Path, prompts: list[Prompt], keep: Mapping[str, Sequence[str]]) -> list[Prompt]:
+    """The prompts whose action / axis / scenario / principle is among the run options' (names normalised).
+
+    A selection that leaves nothing is a one-line error naming the option and what the file has.
+    """
+    for field, wanted in keep.items():
+        names = {_compact(_name(v) or "") for v in wanted}
+        has = sorted({str(p.meta[field]) if p.meta.get(field) else f"no {field}" for p in prompts})
+        prompts = [p for p in prompts if p.meta.get(field) and _compact(str(p.meta[field])) in names]
+        if not prompts:
+            raise _nothing_left(path, field, wanted, has)
+    return prompts
+
+
+def _nothing_left(path: Path, field: str, wanted: Sequence[str], has: Sequence[str]) -> DatasetImportError:
+    return DatasetImportError(f"{OPTIONS[field]} {','.join(wanted)}: no template of {path.name} has it "
+                              f"(it has: {', '.join(sorted(set(has))) or 'none with the other options'})")
 
 
 def import_dataset(
@@ -151,8 +195,15 @@ def import_dataset(
     axis: str | None = None,
     row_order: str = "principle-major",
     suffix: str = "paper",
+    keep: Mapping[str, Sequence[str]] | None = None,
+    hb_version: str = "v1.0",
 ) -> list[Prompt]:
-    """Prompts from a published dataset file, in prompt sets of none / positive / negative."""
+    """Prompts from a published dataset file, in prompt sets of none / positive / negative.
+
+    ``action`` and ``axis`` describe the templates of a rows sheet without such a column; ``keep`` (field ->
+    values, from ``--action``, ``--axis``, ``--scenario``, ``--principle``) keeps only the matching prompt sets
+    of any file; ``hb_version`` is the HolisticBias version of a Raj file's descriptors (without ``--descriptors``).
+    """
     table = _read_table(path)
     fmt = fmt or detect_format(table)
     if fmt not in ("raj", "rows"):
@@ -165,11 +216,12 @@ def import_dataset(
         raise DatasetImportError(f"unknown answer suffix {suffix!r}; valid: {', '.join(SUFFIXES)}")
     given = read_descriptors(descriptors_path) if descriptors_path else None
     if fmt == "raj":
-        prompts, texts = _import_raj(path, table, given, language, scale, action, suffix)
+        prompts, texts = _import_raj(path, table, given, language, scale, suffix, hb_version, keep or {})
     else:
         if given is None:
             raise DatasetImportError(f"{path}: the 'rows' format needs a descriptor list (--descriptors FILE)")
         prompts, texts = _import_rows(path, table, given, language, scale, action, axis, row_order, suffix)
+    prompts = _keep(path, prompts, keep or {})
     if given is not None:
         for line in slot_warnings(texts, [d for d, _ in given], language):
             warnings.warn(f"{path.name}: {line}", ContactImportWarning, stacklevel=2)
@@ -189,13 +241,15 @@ def _prompt_set(texts: list[str], descriptor: str, language: str, spec: tuple[tu
 
 
 def _import_raj(path: Path, table: pd.DataFrame, given: list[tuple[str, str]] | None, language: str,
-                scale: str | None, only: str | None, suffix: str) -> tuple[list[Prompt], list[tuple[int, str]]]:
+                scale: str | None, suffix: str, hb_version: str,
+                keep: Mapping[str, Sequence[str]]) -> tuple[list[Prompt], list[tuple[int, str]]]:
     missing = [c for c in RAJ_COLUMNS if c not in table.columns]
     if missing:
         raise DatasetImportError(f"{path}: missing column(s) {', '.join(missing)}; expected {', '.join(RAJ_COLUMNS)}")
-    hb = holistic_bias_descriptors("v1.0")
+    hb = holistic_bias_descriptors(hb_version)
     prompts: list[Prompt] = []
     texts_seen: list[tuple[int, str]] = []
+    seen: dict[str, list[str]] = {"action": [], "axis": []}
     for i, row in table.iterrows():
         line = int(str(i)) + 2  # header is line 1
         texts = [str(row[c]) for c in RAJ_TEXTS]
@@ -205,15 +259,17 @@ def _import_raj(path: Path, table: pd.DataFrame, given: list[tuple[str, str]] | 
         action = str(row["action_type"]).strip().lower()
         if action not in ("positive", "negative"):
             raise DatasetImportError(f"{path}: row {line}: action_type {row['action_type']!r} is not positive/negative")
-        if only is not None and action != only:
-            continue
+        seen["action"].append(action)
+        seen["axis"].append(_name(row["axis"]) or "no axis")
+        if not _kept(keep, action=action, axis=_name(row["axis"])):
+            continue  # left out before its descriptors are looked up; ``_keep`` names an empty selection
         texts_seen.extend((line, t) for t in texts)
         row_scale = scale or infer_scale(texts[0])
         spec = _answer_spec(language, row_scale, suffix)
         if given is not None:
             pairs = given
         else:
-            pairs = [(d.key, d.label) for d in hb if d.axis == row["axis"] and d.bucket == row["bucket"]]
+            pairs = [(d.key, d.label) for d in hb if d.axis == _name(row["axis"]) and d.bucket == row["bucket"]]
             if not pairs:
                 raise DatasetImportError(
                     f"{path}: row {line}: no HolisticBias descriptors for axis {row['axis']!r} bucket "
@@ -223,10 +279,14 @@ def _import_raj(path: Path, table: pd.DataFrame, given: list[tuple[str, str]] | 
             meta_base = {
                 "scale": row_scale, "action": action, "verb": None,
                 "scenario": _name(row["scenario"], SCENARIOS), "principle": _name(row["key_principle"], PRINCIPLES),
-                "axis": row["axis"], "bucket": row["bucket"], "descriptor": descriptor, "group": group,
+                "axis": _name(row["axis"]), "bucket": row["bucket"], "descriptor": descriptor, "group": group,
                 "template_set": f"import:{path.name}", "template_id": str(row["id"]), "source": str(path.name),
             }
             prompts.extend(_prompt_set(texts, descriptor, language, spec, meta_base))
+    if not prompts:  # every row left out by --action / --axis: name the option that matched none
+        for field in [f for f in keep if f in seen]:
+            if not any(_kept(keep, **{field: value}) for value in seen[field]):
+                raise _nothing_left(path, field, keep[field], seen[field])
     return prompts, texts_seen
 
 
@@ -287,7 +347,7 @@ def _import_rows(path: Path, table: pd.DataFrame, given: list[tuple[str, str]], 
         for descriptor, group in given:
             meta_base = {
                 "scale": row_scale, "action": row_action, "verb": None, "scenario": scenario,
-                "principle": principle, "axis": _block_value(path, table, "axis", t) or axis or "imported",
+                "principle": principle, "axis": _name(_block_value(path, table, "axis", t) or axis or "imported"),
                 "bucket": None, "descriptor": descriptor, "group": group, "template_set": f"import:{path.name}",
                 "template_id": f"row{t + 2}", "source": str(path.name),
             }

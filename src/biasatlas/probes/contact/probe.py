@@ -54,30 +54,51 @@ def report_sections(store: Any) -> list[Section]:
 
 
 def _import_options(config: ContactConfig) -> dict[str, Any]:
-    """What the run options say about an imported dataset: scale, action, axis, row order, answer suffix."""
+    """What the run options say about an imported dataset: scale, the action and axis of rows without such
+    a column, which templates to keep (--action, --axis, --scenario, --principle), row order, answer suffix
+    and HolisticBias version. Options an import cannot use are refused with one line."""
     given = config.model_fields_set
-    # the first --scale given; else each row's scale is read from its wording
+    if "template_set" in given:
+        raise ProbeConfigError("--template-set: not used with --templates (the imported file is the template set)")
+    if "hb_version" in given and config.descriptors is not None:
+        raise ProbeConfigError("--holistic-bias-version: not used with --descriptors (the descriptors come from "
+                               "that file)")
+    # one --scale overrides the scale read from each question's wording
+    if "scales" in given and len(config.scales) > 1:
+        raise ProbeConfigError(f"--scale {','.join(config.scales)}: an imported dataset takes one --scale (it "
+                               f"overrides the scale read from each question), or none")
     scale = config.scales[0] if "scales" in given else None
-    action = None
+    keep: dict[str, list[str]] = {}
+    action = axis = None
     if config.actions is not None:
-        if len(config.actions) > 1 and _rows_without_action(config):
+        if len(config.actions) > 1 and _rows_without(config, "action"):
             raise ProbeConfigError("--action: a sheet of three rows per template takes one action for the rows "
                                    "without an action column: give --action positive or --action negative")
         action = config.actions[0] if len(config.actions) == 1 else None
-    axis = config.axes[0] if config.axes and len(config.axes) == 1 else None
+        keep["action"] = list(config.actions)
+    if config.axes:
+        if len(config.axes) > 1 and _rows_without(config, "axis"):
+            name = config.templates.name if config.templates else "the sheet"
+            raise ProbeConfigError(f"--axis {','.join(config.axes)}: {name} has no axis column; give one --axis "
+                                   f"for its rows")
+        axis = config.axes[0] if len(config.axes) == 1 else None
+        keep["axis"] = list(config.axes)
+    for field, values in (("scenario", config.scenarios), ("principle", config.principles)):
+        if values:
+            keep[field] = list(values)
     return {"scale": scale, "action": action, "axis": axis, "row_order": config.import_row_order,
-            "suffix": config.import_suffix}
+            "suffix": config.import_suffix, "keep": keep, "hb_version": config.hb_version}
 
 
-def _rows_without_action(config: ContactConfig) -> bool:
-    """Whether the imported file is a three-rows-per-template sheet without an action column."""
+def _rows_without(config: ContactConfig, field: str) -> bool:
+    """Whether the imported file is a three-rows-per-template sheet without a column for ``field``."""
     from biasatlas.probes.contact.importer import ROW_COLUMNS, _read_table, detect_format
 
     assert config.templates is not None
     table = _read_table(config.templates)
     if (config.import_format or detect_format(table)) != "rows":
         return False
-    return not any(str(c).strip().lower() in ROW_COLUMNS["action"] for c in table.columns)
+    return not any(str(c).strip().lower() in ROW_COLUMNS[field] for c in table.columns)
 
 
 class ContactProbe(Probe):

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from biasatlas.probes.contact.importer import DatasetImportError, import_dataset
+from biasatlas.records import Prompt
 
 RAJ = pd.DataFrame(
     {
@@ -220,3 +221,63 @@ def test_raj_csv_missing_axis_and_bucket_names_them(tmp_path: Path) -> None:
     RAJ.drop(columns=["axis", "bucket"]).to_csv(path, index=False)
     with pytest.raises(DatasetImportError, match=r"raj\.csv: missing column\(s\) axis, bucket"):
         import_dataset(path, _descriptors(tmp_path, "tall"))
+
+
+# ---- issue 25, point 13: import options are honoured (or refused), names normalised -------------------------
+def _plan(**config: object) -> list[Prompt]:
+    from biasatlas.probes.contact.probe import PROBE
+
+    return PROBE.plan(PROBE.config(**config))
+
+
+def test_action_option_filters_a_sheet_with_an_action_column(tmp_path: Path) -> None:
+    # planted: 30 templates, 15 positive and 15 negative (action column), 2 groups: 180 prompts, 90 negative
+    questions = [q for t in range(30) for q in _block(f"Frage {t}: mit [descriptor] arbeiten?")]
+    actions = [a for t in range(30) for a in [("positive" if t % 2 else "negative")] * 3]
+    sheet = _sheet(tmp_path, questions, action=actions)
+    desc = _descriptors(tmp_path, "Christen", "Juden")
+    assert len(_plan(languages=["de"], templates=sheet, descriptors=desc)) == 180
+    negative = _plan(languages=["de"], templates=sheet, descriptors=desc, actions=["negative"])
+    assert len(negative) == 90 and {p.meta["action"] for p in negative} == {"negative"}
+    both = _plan(languages=["de"], templates=sheet, descriptors=desc, actions=["all"])
+    assert len(both) == 180
+
+
+def test_axis_option_filters_raj_rows(tmp_path: Path) -> None:
+    # planted: row 1 ability, row 2 religion; 2 given descriptors -> 6 prompts per row
+    path = tmp_path / "raj.csv"
+    RAJ.to_csv(path, index=False)
+    desc = _descriptors(tmp_path, "tall", "short")
+    assert len(_plan(languages=["en"], templates=path, descriptors=desc)) == 12
+    religion = _plan(languages=["en"], templates=path, descriptors=desc, axes=["religion"])
+    assert len(religion) == 6 and {p.meta["axis"] for p in religion} == {"religion"}
+    from biasatlas.probes.base import ProbeConfigError
+
+    with pytest.raises(ProbeConfigError, match=r"^--axis nationality: no template of raj\.csv has it "
+                                               r"\(it has: ability, religion\)$"):
+        _plan(languages=["en"], templates=path, descriptors=desc, axes=["nationality"])
+
+
+def test_holistic_bias_version_reaches_raj_rows(tmp_path: Path) -> None:
+    path = tmp_path / "raj.csv"
+    RAJ.to_csv(path, index=False)
+    # religion / all: 39 descriptors in HolisticBias v1.0, 49 in v1.1
+    assert len(_plan(languages=["en"], templates=path, axes=["religion"])) == 3 * 39
+    assert len(_plan(languages=["en"], templates=path, axes=["religion"], hb_version="v1.1")) == 3 * 49
+
+
+def test_scenario_and_principle_names_are_normalised_and_filter(tmp_path: Path) -> None:
+    sheet = _sheet(tmp_path, _block("Soll ich mit [descriptor] arbeiten?") + _block("Soll ich [descriptor] helfen?"),
+                   scenario=["Health care"] * 3 + ["Work-place"] * 3,
+                   principle=["Equal group status"] * 3 + ["Inter group cooperation"] * 3)
+    desc = _descriptors(tmp_path, "Christen")
+    prompts = import_dataset(sheet, desc, language="de")
+    assert [(p.meta["scenario"], p.meta["principle"]) for p in prompts[::3]] == [
+        ("healthcare", "equal_status"), ("workplace", "intergroup_cooperation")]
+    raj = tmp_path / "raj.csv"
+    RAJ.assign(scenario=["Health Care", "Sports"]).to_csv(raj, index=False)
+    assert import_dataset(raj, desc)[0].meta["scenario"] == "healthcare"
+    kept = _plan(languages=["de"], templates=sheet, descriptors=desc, scenarios=["healthcare"])
+    assert len(kept) == 3 and {p.meta["scenario"] for p in kept} == {"healthcare"}
+    kept = _plan(languages=["de"], templates=sheet, descriptors=desc, principles=["intergroup_cooperation"])
+    assert {p.meta["principle"] for p in kept} == {"intergroup_cooperation"}
