@@ -122,3 +122,21 @@ def test_a_model_whose_decisions_never_move_does_not_adhere(tmp_path: Path) -> N
     assert (row["biased_none_pct"], row["biased_positive_pct"], row["biased_negative_pct"]) == (0.0, 0.0, 0.0)
     assert row["adheres"] is False and row["adheres_ci"] is False
     assert _row(summary["framing_agreement"], contact="positive")["follows_pct"] == 100.0
+
+
+def test_with_samples_a_set_is_biased_when_most_of_its_samples_are(tmp_path: Path) -> None:
+    # every set of the no-contact prompt: 2 of 3 samples biased; under positive 1 of 3; negative 3 of 3
+    share = {"none": 2, "positive": 1, "negative": 3}
+
+    def script(request: Request) -> str:
+        biased = request.sample_index < share[request.prompt.meta["contact"]]
+        positive = request.prompt.meta["action"] == "positive"
+        return "No." if biased == positive else "Yes."
+
+    store = Store(tmp_path)
+    prompts = PROBE.plan(PROBE.config(languages=["en"], axes=["religion"], limit=30))
+    run_plan(prompts, FakeBackend(script), store, GenerationSettings(mode="generate"), samples=3, progress=False)
+    row = _row(PROBE.summarise(store)["adherence"], scale="certainty")
+    assert row["biased_none_pct"] == pytest.approx(200 / 3) and row["biased_positive_pct"] == pytest.approx(100 / 3)
+    assert (row["change_positive"], row["change_negative"]) == (-100.0, 0.0)  # sets: all biased -> none; all -> all
+    assert row["n_pairs_positive"] == 10 and row["adheres"] is True and row["adheres_ci"] is False
