@@ -24,6 +24,7 @@ request has a total ``deadline``; failed attempts are counted by class in the ru
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import time
@@ -102,7 +103,7 @@ class OpenAIBackend:
                 )
         self._secret = key  # only for scrubbing error text; sent in the Authorization header only
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self.breaker = Breaker(opts.max_wait)
+        self.breaker = Breaker(opts.max_wait, hang=opts.timeout)
         self.deadline = max(opts.deadline, opts.timeout)  # one attempt may always take its full timeout
         self.models: list[str] = []  # what the server lists (filled by the setup check)
         self._runner = make_runner(opts.loop)
@@ -279,10 +280,19 @@ class OpenAIBackend:
         deadlines = self.__dict__.get("_deadlines")  # one shared timer per slice of time (see Deadlines)
         if deadlines is None or deadlines.seconds != self.deadline:
             deadlines = self._deadlines = Deadlines(self.deadline)
+        task = asyncio.current_task()
+        assert task is not None
+        self.breaker.enter(task)  # its watchdog may cancel the request when it opens
         try:
             async with deadlines.limit():
                 fields = await self._ask(request, retries, choice)
+        except asyncio.CancelledError:
+            if not self.breaker.leave(task):
+                raise
+            self.stats.requests -= 1  # abandoned when the breaker opened: the prompt stays pending
+            return None
         except Stopped:
+            self.breaker.leave(task)
             self.stats.requests -= 1
             return None
         except TimeoutError:  # the request's deadline, its attempts and waits together
@@ -298,6 +308,7 @@ class OpenAIBackend:
             cause = "internal"
             self.breaker.failed("malformed", f"{type(exc).__name__}: {exc}")
             fields = {"error": self._scrub(f"internal: {type(exc).__name__}: {exc}"[:500])}
+        self.breaker.leave(task)
         if cause is not None:
             self.stats.failures[cause] += 1
             self.breaker.request_done(False, "malformed" if cause == "internal" else cause, fields["error"])

@@ -364,9 +364,15 @@ class ChatClient:
         if self.limiter is not None:
             await self.limiter.acquire(est_tokens)
         url, choices, fatal_words = call
+        breaker = self.breaker
+        if breaker is not None:
+            breaker.sent()
         try:
             return await self.attempt(payload, url=url, choices=choices)
         except Retryable as exc:
             if fatal_words and exc.cause.startswith("http_") and any(w in exc.detail.lower() for w in fatal_words):
                 raise Fatal(exc.cause, exc.detail) from exc
             raise
+        finally:
+            if breaker is not None:
+                breaker.returned()

@@ -291,10 +291,14 @@ class FleetClient:
             target = None if route is None else ep.client.url(*route)
             task = asyncio.ensure_future(ep.client.attempt(payload, url=target, choices=choices))
             ep.inflight.add(task)
+            if self.breaker is not None:
+                self.breaker.sent()
             try:
                 data = await task
             finally:
                 ep.inflight.discard(task)
+                if self.breaker is not None:
+                    self.breaker.returned()
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if ep.epoch != epoch and (current is None or current.cancelling() == 0):

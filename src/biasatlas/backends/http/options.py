@@ -2,7 +2,8 @@
 
 Waiting is bounded three ways: ``timeout`` per attempt, ``deadline`` per request (all its
 attempts and waits together), and ``max_wait`` per run (no answer for that long while requests
-keep failing stops the run, and so does a server asking for a longer wait). No single wait is
+keep failing stops the run, and so does a server asking for a longer wait; by default 60 s until
+the run's first answer, 180 s after it: :mod:`.breaker`). No single wait is
 longer than ``retry_after_max`` (the server's Retry-After) or ``backoff_max`` (our backoff).
 
 A fleet (several servers of one model, :mod:`.fleet`) is ``endpoints`` and a ``fleet`` name; an
@@ -76,7 +77,8 @@ class OpenAIOptions(BaseModel):
     timeout: float = Field(default=60.0, gt=0)  # seconds per attempt
     connect_timeout: float = Field(default=10.0, gt=0)
     deadline: float = Field(default=180.0, gt=0)  # seconds per request, all attempts and waits (>= timeout)
-    max_wait: float = Field(default=180.0, gt=0)  # seconds a run goes on without an answer while failing
+    # seconds a run goes on without an answer while failing (None: 60 until its first answer, 180 after)
+    max_wait: float | None = Field(default=None, gt=0)
     max_retries: int = Field(default=6, ge=0)
     backoff_initial: float = Field(default=0.5, ge=0)  # first backoff (s); doubles per retry, with jitter
     backoff_max: float = Field(default=30.0, ge=0)

@@ -47,7 +47,8 @@ def last_line(stderr: str) -> str:
         (("--chat-status", "429", "--retry-after", "3600"), (), "asks to wait 3600 s (Retry-After)"),
         (("--chat-body", "html"), (), "5 answers in a row were not OpenAI API answers"),
         (("--chat-body", "hang"), ("--http", "max-retries=100"), "no answer for 3 s (max-wait)"),
-        (("--chat-status", "500"), ("--http", "max-retries=2"), "requests failed (server errors"),
+        (("--chat-status", "500"), ("--http", "max-retries=2"),
+         "no answer for 3 s (max-wait) while requests kept failing (last: HTTP 500: stub status 500"),
     ],
 )
 def test_a_hostile_server_stops_the_run_with_exit_4(stub: Any, tmp_path: Path, flags: tuple[str, ...],
