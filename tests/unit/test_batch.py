@@ -320,3 +320,18 @@ def test_cli_counts_unknown_lines_in_words_that_agree(tmp_path: Path, unknown: i
     assert done.exit_code == 0, done.output
     assert f"warning: {said} no batch export of this study wrote" in " ".join(done.output.split())
     assert f"{unknown} unknown" in done.output and f"{len(lines)} answers" in done.output
+
+
+@pytest.mark.parametrize("message", [None, {"role": "assistant", "content": None},
+                                     {"role": "assistant", "content": {"text": "Yes"}}])
+def test_an_answer_line_without_text_is_an_error_not_an_empty_answer(tmp_path: Path, message: Any) -> None:
+    study = tmp_path / "s"
+    lines = _contact(study, tmp_path / "in", limit=3, structured="off")
+    records = [_answer(line) for line in lines]
+    records[1]["response"]["body"]["choices"][0]["message"] = message
+    result = import_batch(study, [_write(tmp_path / "out.jsonl", records)])
+    assert (result.answers, result.errors) == (2, 1)
+    assert _statuses(study) == {"answered": 2, "failed": 1}
+    with Store(study) as store:
+        (error,) = [row[0] for row in store.conn.execute("SELECT error FROM errors")]
+    assert error.startswith("malformed") and "text" in error

@@ -3,11 +3,12 @@
 Each line's ``custom_id`` is a cache key of a request some ``batch export`` run of the study wrote;
 the request is rebuilt from the study (the prompt, and the run's settings and backend) and the
 answer read as the live HTTP backend reads it, so ``summary`` and ``report`` work as after a live
-run. Errors (a line's ``error``, a status other than 200, an answer without a usable choice) are
-stored as errors, so the request stays pending. Importing is idempotent and order-free: an answer
-the study holds already, or an error it holds already for that key, is not stored again. Lines of
-another study or plan (unknown ids) are counted and reported, never stored; unreadable lines are
-reported with file and line number, and the rest is imported.
+run (a generation's answer without text, a null ``message`` or a ``content`` that is null or an
+object, is malformed, as live). Errors (a line's ``error``, a status other than 200, an answer
+without a usable choice) are stored as errors, so the request stays pending. Importing is idempotent
+and order-free: an answer the study holds already, or an error it holds already for that key, is not
+stored again. Lines of another study or plan (unknown ids) are counted and reported, never stored;
+unreadable lines are reported with file and line number, and the rest is imported.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biasatlas.backends.http.client import missing_text
 from biasatlas.batch.bodies import BatchBackend
 from biasatlas.batch.export import EXPORTED
 from biasatlas.batch.formats import BadLine, read_output
@@ -102,6 +104,18 @@ def _stored_error(error: str) -> str:
     return scrub_text(error[: 4 * MAX_ERROR_CHARS])[:MAX_ERROR_CHARS]
 
 
+def _missing_text(backend: BatchBackend, request: Request, status_code: Any, body: Any) -> str | None:
+    """Why a 200 answer to a generation holds no text (a null ``message``, a ``content`` that is null or
+    an object), as the live backend reads it: a malformed answer, stored as an error, never as an empty
+    answer. None otherwise (a choice line scored from log-probabilities needs no text)."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if status_code != 200 or not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None  # the backend's own reading says what is wrong with these
+    if backend.body(request).get("logprobs"):
+        return None
+    return missing_text(choices[0])
+
+
 def _errors_held(store: Store, keys: Sequence[str]) -> set[tuple[str, str]]:
     held: set[tuple[str, str]] = set()
     for start in range(0, len(keys), 900):
@@ -148,6 +162,8 @@ def import_batch(study: str | Path, files: Iterable[Path]) -> ImportResult:
             _, request, backend = known.requests[key]
             if line.error is not None:
                 response = Response(key=key, backend_id=backend.id, error=line.error)
+            elif (missing := _missing_text(backend, request, line.status_code, line.body)) is not None:
+                response = Response(key=key, backend_id=backend.id, error=f"malformed: {missing}")
             else:
                 response = backend.answer(request, line.status_code, line.body)
             if response.ok:

@@ -71,14 +71,20 @@ class Asker:
         path: str = "/chat/completions",
         root: bool = False,
         fatal_words: tuple[str, ...] = (),
+        text: bool = False,
     ) -> dict[str, Any]:
-        """POST ``body`` to ``path`` (under the base URL, or the server's root) with retries and accounting."""
+        """POST ``body`` to ``path`` (under the base URL, or the server's root) with retries and accounting.
+
+        ``text``: the answer must hold the message's text (a generation): one without is malformed, retried.
+        """
         est = estimate_tokens(request, int(body.get("max_tokens") or 0)) if self.options.tpm else 0
         chat = path == "/chat/completions" and not root
         if chat and self.max_tokens_field != "max_tokens":
             body[self.max_tokens_field] = body.pop("max_tokens")
         url = None if chat else self.client.url(path, root)
         call: dict[str, Any] = {"url": url, "choices": not root, "fatal_words": fatal_words}
+        if text:
+            call["text"] = True
         before = sum(retries.values())
         try:
             data = await self.client.complete(body, retries, est, **call)
@@ -101,7 +107,7 @@ class Asker:
         self, request: Request, retries: Counter[str], prior: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """Generate mode, free text: the Response fields of one chat completion."""
-        data = await self.call(request, self.body(request, choice=False), retries)
+        data = await self.call(request, self.body(request, choice=False), retries, text=True)
         choice = data["choices"][0]
         usage = data.get("usage") or {}
         prior = prior or {}

@@ -79,6 +79,24 @@ def parse_json(body: bytes) -> Any:
     return json.loads(body)
 
 
+def missing_text(choice: dict[str, Any]) -> str | None:
+    """Why a chat answer's first ``choice`` holds no text (None: it does). An empty string is text; a
+    ``message`` that is null or no object, or a ``content`` that is null, an object or a list, is not."""
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        return f"the answer has no text (message: {_kind(message)})"
+    content = message.get("content")
+    if not isinstance(content, str):
+        return f"the answer has no text (message.content: {_kind(content)})"
+    return None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
 class AttemptError(Exception):
     """One failed HTTP attempt. ``cause`` is a short label used in the failure counts."""
 
@@ -224,10 +242,12 @@ class ChatClient:
         timeout: aiohttp.ClientTimeout | None = None,
         url: yarl.URL | None = None,
         choices: bool = True,
+        text: bool = False,
     ) -> dict[str, Any]:
         """One POST (a chat completion unless ``url`` says otherwise): the parsed body, or Retryable/Fatal.
 
-        ``choices``: the answer must hold a non-empty ``choices`` list (completions do).
+        ``choices``: the answer must hold a non-empty ``choices`` list (completions do); ``text``: its
+        first choice must hold a message whose ``content`` is text (a generation; see :func:`missing_text`).
         """
         # The attempt's time limit: a timer shared by the attempts that end in the same slice of time
         # (Deadlines), not aiohttp's timer and timer context per request; a timeout given is aiohttp's.
@@ -259,6 +279,10 @@ class ChatClient:
         listed = data.get("choices")
         if not isinstance(listed, list) or not listed or not isinstance(listed[0], dict):
             raise Retryable("empty_choices", "the answer has no choices")
+        if text:
+            missing = missing_text(listed[0])
+            if missing:
+                raise Retryable("no_text", missing)
         return data
 
     # ---- with retries ------------------------------------------------------------------------
@@ -284,6 +308,7 @@ class ChatClient:
         url: yarl.URL | None = None,
         choices: bool = True,
         fatal_words: tuple[str, ...] = (),
+        text: bool = False,
     ) -> dict[str, Any]:
         """POST with retries; counts each retried failure in ``retries`` by cause.
 
@@ -293,7 +318,7 @@ class ChatClient:
         breaker, which may stop the request (:class:`.breaker.Stopped`) before an attempt or a wait.
         """
         payload = encode_body(body)
-        call = (url, choices, fatal_words)
+        call = (url, choices, fatal_words, text)
         # The first attempt runs outside tenacity: its per-attempt bookkeeping costs more than the
         # POST itself at thousands of requests a second, and most requests succeed at once.
         try:
@@ -342,7 +367,7 @@ class ChatClient:
             self.breaker.before_wait(state.next_action.sleep, exc.retry_after, exc.detail)
 
     async def _watched_attempt(
-        self, payload: bytes, est_tokens: int, call: tuple[yarl.URL | None, bool, tuple[str, ...]]
+        self, payload: bytes, est_tokens: int, call: tuple[yarl.URL | None, bool, tuple[str, ...], bool]
     ) -> dict[str, Any]:
         """One attempt, shown to the breaker (which may stop the request before it is made)."""
         breaker = self.breaker
@@ -359,16 +384,16 @@ class ChatClient:
         return data
 
     async def _limited_attempt(
-        self, payload: bytes, est_tokens: int, call: tuple[yarl.URL | None, bool, tuple[str, ...]]
+        self, payload: bytes, est_tokens: int, call: tuple[yarl.URL | None, bool, tuple[str, ...], bool]
     ) -> dict[str, Any]:
         if self.limiter is not None:
             await self.limiter.acquire(est_tokens)
-        url, choices, fatal_words = call
+        url, choices, fatal_words, text = call
         breaker = self.breaker
         if breaker is not None:
             breaker.sent()
         try:
-            return await self.attempt(payload, url=url, choices=choices)
+            return await self.attempt(payload, url=url, choices=choices, text=text)
         except Retryable as exc:
             if fatal_words and exc.cause.startswith("http_") and any(w in exc.detail.lower() for w in fatal_words):
                 raise Fatal(exc.cause, exc.detail) from exc

@@ -188,7 +188,7 @@ class FleetClient:
 
     async def complete(self, body: dict[str, Any], retries: Counter[str], est_tokens: int = 0, *,
                        url: yarl.URL | None = None, choices: bool = True,
-                       fatal_words: tuple[str, ...] = ()) -> dict[str, Any]:
+                       fatal_words: tuple[str, ...] = (), text: bool = False) -> dict[str, Any]:
         """POST with retries over the fleet (see the module); as :meth:`ChatClient.complete` otherwise."""
         payload = encode_body(body)
         route = None if url is None else self._routes[url]
@@ -199,7 +199,7 @@ class FleetClient:
                 self.breaker.check()
             ep = await self._take(failed_on)
             try:
-                return await self._attempt(ep, payload, est_tokens, route, choices, fatal_words)
+                return await self._attempt(ep, payload, est_tokens, (route, choices, text), fatal_words)
             except _Moved:
                 retries["drained"] += 1
             except Retryable as exc:
@@ -273,11 +273,12 @@ class FleetClient:
         ep: Endpoint,
         payload: bytes,
         est_tokens: int,
-        route: tuple[str, bool] | None,
-        choices: bool,
+        call: tuple[tuple[str, bool] | None, bool, bool],
         fatal_words: tuple[str, ...],
     ) -> dict[str, Any]:
-        """One attempt on ``ep`` (its slot reserved by :meth:`_take`), counted and shown to the breaker."""
+        """One attempt on ``ep`` (its slot reserved by :meth:`_take`), counted and shown to the breaker;
+        ``call``: the route, and whether the answer must hold choices and text (ChatClient.attempt)."""
+        route, choices, text = call
         epoch = ep.epoch
         started = time.perf_counter()
         try:
@@ -289,7 +290,7 @@ class FleetClient:
                 ep.progress = time.monotonic()  # a wait of our own rate limit is no stall of the server
             ep.stats.requests += 1
             target = None if route is None else ep.client.url(*route)
-            task = asyncio.ensure_future(ep.client.attempt(payload, url=target, choices=choices))
+            task = asyncio.ensure_future(ep.client.attempt(payload, url=target, choices=choices, text=text))
             ep.inflight.add(task)
             if self.breaker is not None:
                 self.breaker.sent()

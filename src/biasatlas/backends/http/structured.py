@@ -166,7 +166,7 @@ class StructuredAnswers:
         body["response_format"] = response_format(kind, options)
         body["max_tokens"] = max(int(body["max_tokens"]), MIN_TOKENS)
         try:
-            data = await self.asker.call(request, body, retries, fatal_words=REFUSAL_WORDS)
+            data = await self.asker.call(request, body, retries, fatal_words=REFUSAL_WORDS, text=True)
         except Fatal as exc:
             if is_refusal(exc.cause, exc.detail):
                 raise Refused(exc.detail[:200]) from None

@@ -211,3 +211,51 @@ def test_the_watchdog_stops_a_run_whose_retries_hang(tiny_server: Any, make_back
     assert totals.status == "stopped" and "no answer for 0.5 s (max-wait) while requests kept failing (last: " \
         "HTTP 503: busy)" in totals.info["stop_reason"], totals.info
     assert seconds < 2.0 and totals.pending == 12
+
+
+def _chat(content: Any, message: bool = True) -> dict[str, Any]:
+    choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
+    choice["message"] = {"role": "assistant", "content": content} if message else None
+    return {"id": "x", "object": "chat.completion", "choices": [choice],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 1}}
+
+
+@pytest.mark.parametrize(("answer", "structured"), [
+    (_chat(None), "off"), (_chat(None), "auto"), (_chat({"text": "Yes"}), "off"), (_chat(None, message=False), "off"),
+])
+def test_an_answer_without_text_is_malformed_retried_then_a_failure(tiny_server: Any, make_backend: Any,
+                                                                    make_prompts: Any, tmp_path: Path,
+                                                                    answer: dict[str, Any], structured: str) -> None:
+    from aiohttp import web
+
+    async def handler(request: web.Request, n: int) -> web.StreamResponse:
+        return web.json_response(answer)
+
+    server = type("Server", (), {"url": tiny_server(handler)})()
+    with Store(tmp_path) as store:
+        b = make_backend(server, **{**FAST, "structured": structured, "max_retries": 1, "concurrency": 1})
+        totals = run_plan(make_prompts(2), b, store, GenerationSettings(max_tokens=4), progress=False)
+        errors = [str(r[0]) for r in store.conn.execute("SELECT error FROM errors")]
+        assert store.response_count() == 0  # never an empty answered response
+        b.close()
+    assert totals.status in ("complete_with_errors", "stopped") and totals.new == 0
+    assert totals.failed + totals.pending == 2 and errors
+    assert all("no_text" in e and "gave up after 2 attempts" in e for e in errors), errors
+    assert totals.info["http"]["errors"] == {"malformed": totals.info["http"]["attempts"]}
+
+
+def test_a_missing_text_is_retried_and_the_next_answer_kept(tiny_server: Any, make_backend: Any,
+                                                            make_prompts: Any, tmp_path: Path) -> None:
+    from aiohttp import web
+
+    async def handler(request: web.Request, n: int) -> web.StreamResponse:
+        return web.json_response(_chat(None if n % 2 else "Yes."))  # every other answer has no text
+
+    server = type("Server", (), {"url": tiny_server(handler)})()
+    with Store(tmp_path) as store:
+        b = make_backend(server, **{**FAST, "max_retries": 2, "concurrency": 1})
+        totals = run_plan(make_prompts(5), b, store, GenerationSettings(max_tokens=4), progress=False)
+        texts = set(store.frame("http")["text"])
+        b.close()
+    assert (totals.status, totals.new, texts) == ("complete", 5, {"Yes."})
+    assert totals.info["http"]["retries"] == {"no_text": 5}
