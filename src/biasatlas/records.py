@@ -7,7 +7,7 @@ import binascii
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from json.encoder import encode_basestring as _string  # a str as canonical_json writes it
 from typing import Any, Literal, Self
@@ -332,3 +332,41 @@ def scrub_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [scrub_value(v) for v in value]
     return value
+
+
+# ---- what is stored per answer is capped --------------------------------------------------------
+#: Characters kept beyond a cut before scrubbing, so that a secret across the cut is still found whole.
+_CUT_MARGIN = 4096
+
+
+def capped_info_json(info: dict[str, Any], limit: int, hide: Callable[[str], str] | None = None) -> str:
+    """An answer's info as stored: scrubbed (:func:`scrub_value`, then ``hide``), canonical JSON of at most
+    ``limit`` characters. Its long strings are cut to fit (``info["truncated"]``: key -> the string's length);
+    an info that still does not fit keeps its numbers and short strings, and ``info_truncated_from``.
+    """
+    if not info:
+        return "{}"
+    full = 0
+    if not any(isinstance(v, str) and len(v) > limit for v in info.values()):  # (no 20 MB string scrubbed whole)
+        text = canonical_tree_json(scrub_value(info))
+        if len(text) <= limit:
+            return text if hide is None else hide(text)
+        full = len(text)
+    strings = [k for k, v in info.items() if isinstance(v, str) and len(v) > 64]
+    share = max(64, (limit - 1024) // (2 * max(1, len(strings))))  # JSON escapes may double a string
+    cut, lengths = dict(info), {}
+    for key in strings:
+        value = info[key]
+        if len(value) > share:  # scrubbed (and masked) with a margin, then cut: a secret at the cut is gone
+            value = scrub_text(value[: share + _CUT_MARGIN])
+            cut[key] = (value if hide is None else hide(value))[:share]
+            lengths[key] = len(info[key])
+    cut["truncated"] = lengths
+    text = canonical_tree_json(scrub_value(cut))
+    if len(text) > limit:  # no long string to blame (a huge list, thousands of keys): a note of its size
+        small = {k: v for k, v in info.items()
+                 if isinstance(v, int | float | bool) or (isinstance(v, str) and len(v) <= 200)}
+        text = canonical_tree_json(scrub_value({**small, "info_truncated_from": full or len(text)}))
+        if len(text) > limit:
+            text = canonical_json({"info_truncated_from": full or len(text)})
+    return text if hide is None else hide(text)

@@ -4,8 +4,8 @@ Responses are committed as they arrive, before anything parses them (the runner 
 together into one transaction). Errors are kept in their own table and never served as answers, so the next
 run asks again. Schema changes go through the numbered migrations (store_sql.py). What the store writes besides
 answers (errors, info, run config, totals) is scrubbed of credentials, and the values given to ``hide`` (the
-run's key) are masked in answers too; an answer is capped at ``MAX_ANSWER_CHARS``. A damaged database is refused
-before anything is written to it; a read-only study (an archived audit) is never written.
+run's key) are masked in answers too; an answer's text and info are capped at ``MAX_ANSWER_CHARS`` each. A damaged
+database is refused before anything is written to it; a read-only study (an archived audit) is never written.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from biasatlas import records
 from biasatlas.records import MASK, Request, Response, canonical_json, canonical_tree_json, scrub_text, scrub_value
 from biasatlas.store_sql import FRAME_SQL, MIGRATIONS, answered_keys, insert_rows, unfinished_totals
 
@@ -32,7 +33,7 @@ DB_NAME = "biasatlas.db"
 #: The most characters of one answer's text the store keeps (256 Ki characters, at most 1 MiB of
 #: UTF-8): longer text is cut there and ``info["truncated_from"]`` holds its original length.
 MAX_ANSWER_CHARS = 256 * 1024
-MAX_ERROR_CHARS = 2000  #: the most characters of one stored error message
+MAX_ERROR_CHARS, MAX_FINISH_CHARS = 2000, 100  #: the most characters of a stored error, of a finish reason
 #: The shortest value :meth:`Store.hide` masks: a shorter one would mask ordinary words in answers.
 MIN_SECRET_CHARS = 8
 
@@ -322,9 +323,7 @@ class Store:
             elif self._secrets:  # masked before the text is cut, and in the info (a structured answer's raw JSON)
                 text = self._hidden(response.text)
                 masked = response if text is response.text else response.model_copy(update={"text": text})
-                row = self._answer_row(masked, request, now)
-                info = self._hidden(row[9])
-                answers.append(row if info is row[9] else (*row[:9], info, row[10]))
+                answers.append(self._answer_row(masked, request, now, self._hidden))
             else:
                 answers.append(self._answer_row(response, request, now))
         self.conn.execute("BEGIN IMMEDIATE")
@@ -341,15 +340,20 @@ class Store:
             raise
 
     @staticmethod
-    def _answer_row(response: Response, request: Request, now: str) -> tuple[Any, ...]:
-        text, info = response.text, response.info
+    def _answer_row(response: Response, request: Request, now: str,
+                    hide: Callable[[str], str] | None = None) -> tuple[Any, ...]:
+        """The ``responses`` row, capped whatever the server sent (token counts SQLite cannot hold left out)."""
+        text, info, finish = response.text, response.info, response.finish_reason
         if text is not None and len(text) > MAX_ANSWER_CHARS:
             info = {**info, "truncated_from": len(text)}
             text = text[:MAX_ANSWER_CHARS]
         probs = None if response.option_probs is None else canonical_tree_json(response.option_probs)
-        info_json = canonical_tree_json(scrub_value(info)) if info else "{}"  # scrubbed: a fresh tree, no cycle
-        return (response.key, response.backend_id, request.request_json(), text, probs, response.prompt_tokens,
-                response.completion_tokens, response.latency_s, response.finish_reason, info_json, now)
+        info_json = records.capped_info_json(info, MAX_ANSWER_CHARS, hide)  # scrubbed: a fresh tree, no cycle
+        finish = None if finish is None else finish[:MAX_FINISH_CHARS]
+        tokens = [t if t is None or 0 <= t < 2**63 else None for t in (response.prompt_tokens,
+                                                                         response.completion_tokens)]
+        return (response.key, response.backend_id, request.request_json(), text, probs, *tokens,
+                response.latency_s, finish, info_json, now)
 
     def response_count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
