@@ -78,8 +78,9 @@ _CONTACT_FACTORS: dict[str, str] = {
     "p_unbiased": "Choice mode: probability of the unbiased answer; empty in generate mode.",
     "affirmative": "1 when the answer is affirmative, 0 when negative, empty when unreadable.",
     "p_biased": "Choice mode: probability of the biased answer (1 − p_unbiased); empty in generate mode.",
-    "ch": "Paper 001's CH indicator: 1 when the decision follows the contact framing (positive → unbiased, "
-    "negative → biased), 0 when it goes against it; empty without framing or decision.",
+    "ch": "Framing agreement (our per-prompt measure, not paper 001's): 1 when the decision agrees with the "
+    "contact framing (positive → unbiased, negative → biased), 0 when not; empty without framing or decision. "
+    "Paper 001's adherence (Table 3) compares with no contact: summary `adherence`.",
     "moved": "Versus the same set without contact, by decision: `toward` the framing, `same`, `away` or "
     "`undetermined`; empty for the no-contact prompt.",
     "p_unbiased_delta": "Choice mode: change in p_unbiased versus no contact (empty otherwise).",
