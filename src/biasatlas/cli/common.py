@@ -197,13 +197,16 @@ def finish(totals: Sequence[RunTotals]) -> None:
 
 def interrupted(study: Path) -> None:
     """Ctrl-C: every finished answer is stored; say so, and how to resume; exit 130."""
+    from biasatlas.cli.entry import interrupted_told
+
     count = "every finished answer is"
     try:
-        with Store(study) as store:
+        with Store(study, readonly=True) as store:
             count = f"{store.response_count()} answers are"
     except Exception:
         pass
     console.print(f"[yellow]interrupted[/]: {count} stored in {study}. Resume: {resume_command()}")
+    interrupted_told()
     raise typer.Exit(EXIT_INTERRUPTED)
 
 

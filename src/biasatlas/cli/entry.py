@@ -1,15 +1,105 @@
-"""The console script: a Ctrl-C while the CLI is still loading gives the same clean line as one mid-run."""
+"""The console script, and how it stops on SIGINT (Ctrl-C) and SIGTERM: the same way, at any moment.
+
+Both signals are handled from the script's first line on (before the CLI is even imported) and raise
+``KeyboardInterrupt`` in the main thread, which every command turns into one line (what is stored, the
+resume command) and exit 130. While an event loop runs in the main thread (the HTTP backend asks inline)
+the interrupt is not raised inside whatever the loop is doing at that instant (a transport callback, a
+task's step: asyncio then prints "Fatal error on transport" or "Task exception was never retrieved") but
+from a callback of its own, between two steps of the loop; should the loop stop before it runs, the
+signal is delivered again a moment later.
+"""
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
+from types import FrameType
+from typing import Any
+
+EXIT_INTERRUPTED = 130
+#: Seconds after which a signal deferred to an event loop that has stopped meanwhile is delivered again.
+REDELIVER_S = 0.05
+_state: dict[str, Any] = {"signal": 0, "pending": False, "told": False}
+
+
+def _running_loop() -> Any:
+    """The asyncio event loop running in this (the main) thread, or None (asyncio not even imported)."""
+    asyncio = sys.modules.get("asyncio")
+    return None if asyncio is None else asyncio._get_running_loop()
+
+
+def _raise_pending() -> None:
+    if _state["pending"]:
+        _state["pending"] = False
+        raise KeyboardInterrupt
+
+
+def _redeliver(signum: int) -> None:
+    if _state["pending"]:
+        main = threading.main_thread().ident
+        if main is not None:
+            signal.pthread_kill(main, signum)
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    _state["signal"] = signum
+    loop = _running_loop()
+    if loop is None:
+        _state["pending"] = False
+        raise KeyboardInterrupt
+    _state["pending"] = True
+    loop.call_soon_threadsafe(_raise_pending)
+    timer = threading.Timer(REDELIVER_S, _redeliver, (signum,))
+    timer.daemon = True
+    timer.start()
+
+
+def install_handlers() -> None:
+    """SIGINT and SIGTERM raise KeyboardInterrupt in the main thread (see the module's docstring)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _on_signal)
+
+
+def ignore_signals() -> None:
+    """The process is on its way out with its exit code decided: a late signal changes nothing."""
+    _state["pending"] = False
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+
+
+def interrupted_told() -> None:
+    """Note that the interrupt's line (what is stored, how to resume) has been printed."""
+    _state["told"] = True
+
+
+def tell_interrupted(resume: str | None = None) -> None:
+    """The interrupt's line, unless a command printed its own: nothing was asked yet, how to resume."""
+    if _state["told"]:
+        return
+    _state["told"] = True
+    if resume is None:
+        resume = _resume_command()
+    sys.stderr.write(f"interrupted before anything was asked. Resume: {resume}\n")
+
+
+def _resume_command() -> str:
+    import shlex
+
+    try:
+        from biasatlas.records import scrub_text
+    except Exception:  # pragma: no cover - the package itself cannot be imported
+        return "the same command"
+    return " ".join(shlex.quote(scrub_text(a)) for a in ["biasatlas", *sys.argv[1:]])
 
 
 def main() -> None:  # pragma: no cover - exercised through the installed script in tests
-    """Load the CLI and run it; an interrupt during the load exits 130 with one line."""
+    """Load the CLI and run it; an interrupt at any moment exits 130 with one line."""
+    install_handlers()
     try:
         from biasatlas.cli.main import main as run_cli
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted before anything was asked: nothing to resume\n")
-        sys.exit(130)
+        ignore_signals()
+        tell_interrupted()
+        sys.exit(EXIT_INTERRUPTED)
     run_cli()

@@ -183,39 +183,49 @@ def models() -> None:
 
 
 def main() -> None:  # pragma: no cover - console script
-    """Console script: option errors are one line (option, value, valid choices) and exit 2."""
-    import signal
+    """Console script: option errors are one line (option, value, valid choices) and exit 2; SIGINT and
+    SIGTERM at any moment one line (what is stored, the resume command) and exit 130."""
+    from biasatlas.cli import entry
 
+    entry.install_handlers()  # (done already by the console script; here for `python -m` and tests)
+    try:
+        code = _main()
+    except KeyboardInterrupt:  # between a command's own handling and the exit
+        code = entry.EXIT_INTERRUPTED
+    entry.ignore_signals()
+    if code == entry.EXIT_INTERRUPTED:  # typer turns a Ctrl-C outside a run into exit 130 without a word
+        from biasatlas.cli.common import resume_command
+
+        entry.tell_interrupted(resume_command())
+    sys.exit(code)
+
+
+def _main() -> int:
+    """Run the app; its exit code."""
     exit_types, abort_types, usage_types, click_types = _click_exceptions()
-
-    def _terminate(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt  # SIGTERM stops a run exactly like Ctrl-C: answers kept, run marked, exit 130
-
-    signal.signal(signal.SIGTERM, _terminate)
     bad = not_utf8(sys.argv[1:])
     if bad is not None:  # before anything runs: a study, the stored command and the report are UTF-8 text
         sys.stderr.write(f"error: {bad}\n")
-        sys.exit(2)
+        return 2
     try:
         code = app(standalone_mode=False)
-        sys.exit(code if isinstance(code, int) else 0)
+        return code if isinstance(code, int) else 0
     except exit_types as exc:
-        sys.exit(exc.exit_code)
+        return int(exc.exit_code)
     except abort_types:
-        sys.stderr.write("interrupted\n")
-        sys.exit(130)
+        return 130
     except usage_types as exc:
         sys.stderr.write(f"error: {exc.format_message()}\n")
-        sys.exit(2)
+        return 2
     except click_types as exc:
         sys.stderr.write(f"error: {exc.format_message()}\n")
-        sys.exit(exc.exit_code)
+        return int(exc.exit_code)
     except StoreError as exc:  # a command without its own handling: a damaged study, a newer schema
         sys.stderr.write(f"error: {exc}\n")
-        sys.exit(2)
+        return 2
     except sqlite3.DatabaseError as exc:  # the same, met by SQLite mid-way
         sys.stderr.write(f"error: the study database cannot be used: {' '.join(str(exc).split())}\n")
-        sys.exit(2)
+        return 2
 
 
 def not_utf8(args: list[str]) -> str | None:
