@@ -119,6 +119,7 @@ class OpenAIBackend:
                 rpm=opts.rpm,
                 tpm=opts.tpm,
                 breaker=self.breaker,
+                max_body=opts.max_body,
             )
 
         async def make_fleet() -> FleetClient:
@@ -220,6 +221,7 @@ class OpenAIBackend:
             "deadline": o.deadline,
             "max_wait": o.max_wait,
             "retry_after_max": o.retry_after_max,
+            "max_body": o.max_body,
             "max_retries": o.max_retries,
             "rpm": o.rpm,
             "tpm": o.tpm,

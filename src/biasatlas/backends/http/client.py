@@ -136,6 +136,33 @@ def retry_after_seconds(headers: Any) -> float | None:
         return max(0.0, parsed.timestamp() - time.time())
 
 
+class BodyTooLarge(Exception):
+    """A response body past the client's ``max_body`` (the message says so, and how to raise it)."""
+
+
+async def read_body(resp: aiohttp.ClientResponse, cap: int) -> bytes:
+    """The response body, or :class:`BodyTooLarge` once it passes ``cap`` bytes: a declared length past
+    it at once, an endless or compressed body as soon as what was read (decompressed) passes it."""
+    length = resp.content_length
+    if length is not None and length > cap:
+        raise BodyTooLarge(_too_large(cap, f"{length} bytes declared"))
+    if length is not None and not resp.headers.get("Content-Encoding"):
+        return await resp.read()  # exactly the declared length: the quick way of nearly every answer
+    body = bytearray()
+    async for chunk in resp.content.iter_any():
+        body += chunk
+        if len(body) > cap:
+            raise BodyTooLarge(_too_large(cap, "more read, the rest not"))
+    return bytes(body)
+
+
+def _too_large(cap: int, what: str) -> str:
+    from biasatlas.backends.http.options import format_size
+
+    return (f"the answer is larger than max_body {format_size(cap)} ({what}): "
+            f"--http max_body=SIZE raises it for answers this long")
+
+
 def error_message(status: int, body: bytes) -> str:
     """The server's own error message when it sends one (OpenAI's ``{"error": {"message"}}``)."""
     text = body.decode("utf-8", "replace").strip()
@@ -197,8 +224,10 @@ class ChatClient:
         rpm: float | None = None,
         tpm: float | None = None,
         breaker: Breaker | None = None,
+        max_body: int = 16 * 2**20,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.max_body = max_body  # bytes a response body may have (options.DEFAULT_MAX_BODY)
         self.chat_url = yarl.URL(f"{self.base_url}/chat/completions")  # parsed once, not per request
         self._urls: dict[tuple[str, bool], yarl.URL] = {}
         self.headers = {"Content-Type": "application/json", "Accept": "application/json", **headers}
@@ -220,8 +249,12 @@ class ChatClient:
     async def get_json(self, path: str, timeout: float) -> tuple[int, Any, str]:
         """GET ``base_url + path``: (status, parsed JSON or None, content type). For setup checks."""
         async with self.session.get(f"{self.base_url}{path}", timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
-            body = await resp.read()
             ctype = resp.headers.get("content-type", "")
+            try:
+                body = await read_body(resp, self.max_body)
+            except BodyTooLarge as exc:
+                resp.close()
+                return resp.status, str(exc), ctype
             try:
                 return resp.status, json.loads(body), ctype
             except ValueError:
@@ -255,7 +288,11 @@ class ChatClient:
         try:
             async with limit, self.session.post(url or self.chat_url, data=payload,
                                                 timeout=timeout or self._untimed) as resp:
-                body = await resp.read()
+                try:
+                    body = await read_body(resp, self.max_body)
+                except BodyTooLarge as exc:
+                    resp.close()  # the rest is never read: the connection goes
+                    raise Fatal("body_too_large", str(exc)) from None
                 status = resp.status
                 if status != 200:
                     message = error_message(status, body)

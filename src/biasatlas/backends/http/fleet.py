@@ -111,7 +111,7 @@ class FleetClient:
         self.check_timeout = min(o.timeout, 30.0)
         self.endpoints = [
             Endpoint(i, ChatClient(url, headers, concurrency=n, timeout=o.timeout, connect_timeout=o.connect_timeout,
-                                   policy=self.policy, rpm=o.rpm, tpm=o.tpm), n)
+                                   policy=self.policy, rpm=o.rpm, tpm=o.tpm, max_body=o.max_body), n)
             for i, (url, n) in enumerate(endpoints)
         ]
         self.base_url = self.endpoints[0].client.base_url  # what setup messages name before a fleet line

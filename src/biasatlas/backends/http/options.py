@@ -25,6 +25,32 @@ from biasatlas.backends.base import BackendError
 
 #: a fleet's name: it goes into the backend id (and every cache key), so no separators of the id
 FLEET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+#: the largest response body read (bytes): an endless or huge answer fails its request instead of
+#: filling memory (concurrency x this at most). A 4,096-token answer with 20 top log-probabilities
+#: per token is about 7 MB in OpenAI's format; ordinary answers are a few kB.
+DEFAULT_MAX_BODY = 16 * 2**20
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-z]*)\s*", re.IGNORECASE)
+
+
+def parse_size(value: Any) -> Any:
+    """Bytes from ``8388608``, ``100kB``, ``1.5 MB`` or ``64MiB`` (kB, MB, GB: powers of 1000; KiB, MiB,
+    GiB: of 1024); a ValueError otherwise. Anything but text is left to the field's own check."""
+    if not isinstance(value, str):
+        return value
+    found = _SIZE.fullmatch(value)
+    unit = _UNITS.get(found.group(2).lower()) if found else None
+    if found is None or unit is None:
+        raise ValueError("a size in bytes, or with a unit: kB, MB, GB, KiB, MiB, GiB (e.g. 64MB)")
+    return int(float(found.group(1)) * unit)
+
+
+def format_size(size: int) -> str:
+    """``16 MiB``, ``100 kB``, ``1234 bytes``: a size as it is best written."""
+    for name, unit in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if size >= unit and size % unit == 0:
+            return f"{size // unit} {name}"
+    return f"{size} bytes"
 
 
 class EndpointSpec(BaseModel):
@@ -83,6 +109,7 @@ class OpenAIOptions(BaseModel):
     backoff_initial: float = Field(default=0.5, ge=0)  # first backoff (s); doubles per retry, with jitter
     backoff_max: float = Field(default=30.0, ge=0)
     retry_after_max: float = Field(default=60.0, ge=0)  # cap on a server's Retry-After
+    max_body: int = Field(default=DEFAULT_MAX_BODY, ge=1)  # bytes of a response body; past it, the request fails
     rpm: float | None = Field(default=None, gt=0)  # client-side limit, requests per minute
     tpm: float | None = Field(default=None, gt=0)  # client-side limit, tokens per minute (estimated)
     price_prompt: float | None = Field(default=None, ge=0)  # USD per million prompt tokens
@@ -109,6 +136,11 @@ class OpenAIOptions(BaseModel):
     # that long: a shorter stall drains servers that are slow but on time, and their requests never finish)
     fleet_stall: float | None = Field(default=None, gt=0)
     fleet_health_every: float = Field(default=5.0, gt=0)  # seconds between health checks of a drained endpoint
+
+    @field_validator("max_body", mode="before")
+    @classmethod
+    def _size(cls, value: Any) -> Any:
+        return parse_size(value)
 
     @field_validator("fleet")
     @classmethod
@@ -147,6 +179,7 @@ SETTABLE = (
     "backoff_initial",
     "backoff_max",
     "retry_after_max",
+    "max_body",
     "rpm",
     "tpm",
     "price_prompt",
