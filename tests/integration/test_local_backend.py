@@ -11,6 +11,8 @@ implementation gives.
 * the id names a model by its weights (two checkpoints both called ``final`` are two models), and a
   run records the weights digest, quantisation and library versions;
 * mean-per-token choice scoring is the brute-force sum divided by the option's token count.
+* the converted copy of the GGUF file (``backends/local/converted.py``), which every other test loads,
+  has the GGUF file's exact tensors, tokenizer, id and scores.
 """
 
 from __future__ import annotations
@@ -52,7 +54,13 @@ def _prompts() -> list[Prompt]:
 
 @pytest.fixture(scope="module")
 def backend() -> Iterator[LocalBackend]:
-    b = LocalBackend("smollm2", LocalOptions(batch_size=4))
+    """The embedded model read from its GGUF file itself (the converted copy off): the reference of the
+    fast paths below and of the converted copy every other test loads."""
+    from biasatlas.backends.local import converted
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(converted.MAX_MB_ENV, "0")
+        b = LocalBackend("smollm2", LocalOptions(batch_size=4))
     yield b
     b.close()
 
@@ -288,3 +296,31 @@ def test_mean_per_token_scoring(backend: LocalBackend) -> None:
         assert differ > 0  # options of different token counts: mean is not sum
     finally:
         mean.close()
+
+
+# ---- the converted copy of a GGUF file -------------------------------------------------------------
+def test_the_converted_copy_answers_exactly_as_the_gguf_file(backend: LocalBackend) -> None:
+    """A load from the converted copy (kept by the first load of the session) equals reading the GGUF
+    file itself (the module's backend): the same tensors, tokenizer, chat template, stop tokens, id and
+    scores."""
+    import transformers
+
+    from biasatlas.backends.local import converted
+
+    folder = converted.converted_dir(embedded_model_path(), transformers.__version__)
+    kept = LocalBackend("smollm2", LocalOptions(batch_size=4))  # made by an earlier load, or now
+    assert (folder / converted.DONE).is_file()
+    try:
+        assert kept.id == backend.id and kept.describe() == backend.describe()
+        ours, theirs = kept.model.state_dict(), backend.model.state_dict()
+        assert set(ours) == set(theirs) and all(torch.equal(ours[k], theirs[k]) for k in ours)
+        assert kept.tokenizer.chat_template == backend.tokenizer.chat_template
+        assert kept._stop_ids == backend._stop_ids
+        backend.options = backend.options.model_copy(update={"reuse_prefix": True})
+        requests = [Request(prompt=p, settings=GenerationSettings(mode="choice")) for p in _prompts()]
+        assert [kept.render(r) for r in requests] == [backend.render(r) for r in requests]
+        a = {r.key: r.option_probs for r in kept.score_choices(requests)}
+        b = {r.key: r.option_probs for r in backend.score_choices(requests)}
+        assert a == b
+    finally:
+        kept.close()

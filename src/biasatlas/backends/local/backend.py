@@ -12,6 +12,7 @@ from typing import Any, BinaryIO
 from biasatlas.backends.base import BackendError
 from biasatlas.backends.extras import require
 from biasatlas.backends.local.choice import ChoiceMixin
+from biasatlas.backends.local.converted import load_gguf
 from biasatlas.backends.local.generate import GenerateMixin
 from biasatlas.backends.local.identity import ModelIdentity, hub_revision, hub_snapshot, identify
 from biasatlas.backends.local.models import EMBEDDED_ALIAS, LocalOptions, ModelLocation, locate
@@ -118,15 +119,16 @@ class LocalBackend(GenerateMixin, ChoiceMixin):
         warnings.filterwarnings("ignore", message=r".*past_key_values.*deprecated", category=FutureWarning)
         self.torch = torch
         loc = self.location
-        kwargs: dict[str, Any] = {}
-        if loc.gguf_file:
-            kwargs["gguf_file"] = loc.gguf_file
-            _quiet_gguf_progress()
+        dtype = {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16,
+                 "float16": torch.float16}[self.options.dtype]
+        model: Any
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(loc.path, **kwargs)
-            dtype = {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16,
-                     "float16": torch.float16}[self.options.dtype]
-            model: Any = AutoModelForCausalLM.from_pretrained(loc.path, dtype=dtype, **kwargs)
+            if loc.gguf_file:
+                _quiet_gguf_progress()
+                self.tokenizer, model = load_gguf(loc, dtype)  # converted once, then read as a folder
+            else:
+                self.tokenizer = AutoTokenizer.from_pretrained(loc.path)
+                model = AutoModelForCausalLM.from_pretrained(loc.path, dtype=dtype)
         except (OSError, ValueError) as exc:
             raise BackendError(f"cannot load local model {loc.path!r}: {exc}") from exc
         self._revision = hub_revision(model) if loc.is_hub_id else None
