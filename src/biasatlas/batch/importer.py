@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biasatlas.backends.http.client import missing_text
+from biasatlas.backends.http.wire import missing_text
 from biasatlas.batch.bodies import BatchBackend
 from biasatlas.batch.export import EXPORTED
 from biasatlas.batch.formats import BadLine, read_output

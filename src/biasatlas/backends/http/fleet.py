@@ -21,20 +21,20 @@ import random
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import yarl
 
 from biasatlas.backends.base import BackendError
-from biasatlas.backends.http.breaker import error_class
-from biasatlas.backends.http.client import ChatClient, Fatal, Retryable, RetryPolicy, encode_body
+from biasatlas.backends.http.breaker import Breaker, error_class
+from biasatlas.backends.http.client import ChatClient, Fatal, Retryable, RetryPolicy
 from biasatlas.backends.http.identity import endpoint
 from biasatlas.backends.http.setup import check_server, safe_url
+from biasatlas.backends.http.usage import EndpointStats
+from biasatlas.backends.http.wire import encode_body
 
 if TYPE_CHECKING:
-    from biasatlas.backends.http.breaker import Breaker
     from biasatlas.backends.http.options import OpenAIOptions
 
 #: failure classes that count towards draining an endpoint (a 4xx is the request's fault, a 429 a busy server)
@@ -47,29 +47,6 @@ ALL_DRAINED_STEP = 1.0
 
 class _Moved(Exception):
     """The attempt was cancelled because its endpoint was drained: ask again elsewhere."""
-
-
-@dataclass
-class EndpointStats:
-    """Counters of one endpoint since the last :meth:`FleetClient.run_stats`."""
-
-    requests: int = 0  # attempts sent
-    answered: int = 0
-    failed: int = 0  # attempts that failed (any cause)
-    moved: int = 0  # attempts cancelled by a drain and asked again elsewhere
-    drained: int = 0  # drain episodes
-    latencies: list[float] = field(default_factory=list)  # seconds of the answered attempts
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: getattr(self, k) for k in ("requests", "answered", "failed", "moved", "drained")}
-        out["latency_s"] = None
-        if self.latencies:
-            import numpy as np
-
-            values = np.asarray(self.latencies)
-            p50, p95 = (round(float(q), 4) for q in np.percentile(values, [50, 95]))
-            out["latency_s"] = {"mean": round(float(values.mean()), 4), "p50": p50, "p95": p95}
-        return out
 
 
 class Endpoint:
@@ -273,11 +250,10 @@ class FleetClient:
         ep: Endpoint,
         payload: bytes,
         est_tokens: int,
-        call: tuple[tuple[str, bool] | None, bool, bool],
+        call: tuple[tuple[str, bool] | None, bool, bool],  # route; answer must hold choices, text
         fatal_words: tuple[str, ...],
     ) -> dict[str, Any]:
-        """One attempt on ``ep`` (its slot reserved by :meth:`_take`), counted and shown to the breaker;
-        ``call``: the route, and whether the answer must hold choices and text (ChatClient.attempt)."""
+        """One attempt on ``ep`` (its slot reserved by :meth:`_take`), counted and shown to the breaker."""
         route, choices, text = call
         epoch = ep.epoch
         started = time.perf_counter()
@@ -336,8 +312,8 @@ class FleetClient:
                 self._drain(ep, f"{ep.failures} failed attempts in a row (last: {exc.detail[:120]})")
 
     async def _back_off(self, exc: Retryable, failures: int) -> None:
-        """The wait of a ChatClient before its next attempt: the server's Retry-After, else exponential
-        with jitter, each capped; shown to the breaker first."""
+        """A ChatClient's wait before its next attempt (Retry-After, else exponential with jitter, capped);
+        shown to the breaker first. Each attempt out is shown to it too (its rule 4: requests held)."""
         policy = self.policy
         if exc.retry_after is not None:
             wait = min(exc.retry_after, policy.retry_after_max) + random.uniform(0, policy.backoff_initial / 2)

@@ -16,6 +16,29 @@ if TYPE_CHECKING:
     from biasatlas.store import Store
 
 
+@dataclass
+class EndpointStats:
+    """Counters of one endpoint of a fleet since the last :meth:`.fleet.FleetClient.run_stats`."""
+
+    requests: int = 0  # attempts sent
+    answered: int = 0
+    failed: int = 0  # attempts that failed (any cause)
+    moved: int = 0  # attempts cancelled by a drain and asked again elsewhere
+    drained: int = 0  # drain episodes
+    latencies: list[float] = field(default_factory=list)  # seconds of the answered attempts
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: getattr(self, k) for k in ("requests", "answered", "failed", "moved", "drained")}
+        out["latency_s"] = None
+        if self.latencies:
+            import numpy as np
+
+            values = np.asarray(self.latencies)
+            p50, p95 = (round(float(q), 4) for q in np.percentile(values, [50, 95]))
+            out["latency_s"] = {"mean": round(float(values.mean()), 4), "p50": p50, "p95": p95}
+        return out
+
+
 def cost_usd(
     prompt_tokens: int, completion_tokens: int, price_prompt: float | None, price_completion: float | None
 ) -> float | None:
