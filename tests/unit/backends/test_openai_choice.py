@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 
@@ -100,6 +101,15 @@ def test_error_message_uses_the_servers_words() -> None:
     assert error_message(404, b'{"error": {"message": "model x not found"}}') == "HTTP 404: model x not found"
     assert error_message(502, b"<html>Bad gateway</html>") == "HTTP 502: <html>Bad gateway</html>"
     assert error_message(500, b"") == "HTTP 500"
+
+
+def test_a_long_error_message_is_shortened_between_words_and_says_so() -> None:
+    words = "The model server could not finish the batch. " * 12 + "Not enough data to compute the answer."
+    for body in (json.dumps({"error": {"message": words}}).encode(), words.encode()):
+        message = error_message(500, body)
+        assert message.endswith(" …") and len(message) <= 320, message
+        kept = message.removeprefix("HTTP 500: ").removesuffix(" …")
+        assert words.startswith(kept) and words[len(kept)] == " "  # cut where a word ends, never inside one
 
 
 def test_urls_lose_credentials_and_keys_are_required_for_hosted_apis() -> None:

@@ -25,6 +25,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from biasatlas.backends.http.bridge import Deadlines
 from biasatlas.backends.http.wire import (
     BodyTooLarge,
+    clip,
     encode_body,
     error_message,
     missing_text,
@@ -183,7 +184,7 @@ class ChatClient:
         except TimeoutError as exc:  # aiohttp's timeouts subclass it
             raise Retryable("timeout", f"no complete answer within {self.timeout.total} s") from exc
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
-            raise Retryable("connection", f"{type(exc).__name__}: {exc}"[:300]) from exc
+            raise Retryable("connection", clip(f"{type(exc).__name__}: {exc}")) from exc
         try:
             data = parse_json(body)
         except ValueError as exc:

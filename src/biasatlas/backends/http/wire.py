@@ -129,16 +129,26 @@ def _too_large(cap: int, what: str) -> str:
 
 
 def error_message(status: int, body: bytes) -> str:
-    """The server's own error message when it sends one (OpenAI's ``{"error": {"message"}}``)."""
+    """The server's own error message when it sends one (OpenAI's ``{"error": {"message"}}``), at most
+    300 characters of it, a longer one shortened where a word ends (and `` …`` says so)."""
     text = body.decode("utf-8", "replace").strip()
     try:
         data = json.loads(text)
     except ValueError:
-        return f"HTTP {status}: {text[:200]}" if text else f"HTTP {status}"
+        return f"HTTP {status}: {clip(text)}" if text else f"HTTP {status}"
     if isinstance(data, dict):
         err = data.get("error", data.get("detail", data.get("message")))
         if isinstance(err, dict):
             err = err.get("message") or err
         if err:
-            return f"HTTP {status}: {str(err)[:300]}"
-    return f"HTTP {status}: {text[:200]}"
+            return f"HTTP {status}: {clip(str(err))}"
+    return f"HTTP {status}: {clip(text)}"
+
+
+def clip(text: str, size: int = 300) -> str:
+    """``text``, or its first words within ``size`` characters and `` …``: never a word cut in two."""
+    if len(text) <= size:
+        return text
+    head = text[: size - 1]
+    cut = head.rfind(" ")
+    return (head[:cut] if cut > size // 2 else head).rstrip() + " …"
