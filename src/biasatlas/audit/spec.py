@@ -17,6 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from biasatlas.backends.options import BackendOptions
+from biasatlas.datafiles import MAX_YAML_BYTES, BoundedComposer, YamlLimitError, read_limited
 from biasatlas.probes import PROBE_MODULES, load_probe
 from biasatlas.records import scrub_text
 
@@ -73,8 +74,9 @@ class Audit:
         return AuditError(f"{self.path}: {key}: {message}")
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A YAML loader that refuses a key given twice in one mapping (YAML would keep the last silently)."""
+class _UniqueKeyLoader(BoundedComposer, yaml.SafeLoader):
+    """A YAML loader that refuses a key given twice in one mapping (YAML would keep the last silently), within
+    the limits of :mod:`biasatlas.datafiles` (size, nesting, aliases)."""
 
 
 def _mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -97,16 +99,22 @@ def read_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise AuditError(f"{path}: no such audit file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_limited(path, MAX_YAML_BYTES, "an audit file").decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise AuditError(f"{path}: cannot be read ({exc})") from None
+    except ValueError as exc:  # larger than the limit
+        raise AuditError(str(exc)) from None
     try:
         if path.suffix.lower() == ".toml":
             data: Any = tomllib.loads(text)
         else:
-            data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
-    except tomllib.TOMLDecodeError as exc:
-        raise AuditError(f"{path}: not valid TOML: {exc}") from None
+            data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass, bounded
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:  # (tomllib recurses too: 50,000 deep)
+        detail = f"nested too deep ({exc})" if isinstance(exc, RecursionError) else str(exc)
+        raise AuditError(f"{path}: not valid TOML: {detail}") from None
+    except YamlLimitError as exc:
+        mark = exc.problem_mark
+        raise AuditError(f"{path}: refused{f' at line {mark.line + 1}' if mark else ''}: {exc.problem}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

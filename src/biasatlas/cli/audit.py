@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
 @app.command("audit")
 def audit(
-    file: Annotated[Path, typer.Argument(help="Audit file (YAML, or TOML for a .toml file); see docs/audit.md.")],
+    file: Annotated[Path, typer.Argument(
+        help="Audit file (YAML, or TOML for a .toml file; at most 1 MiB, nested at most 100 deep, 100,000 values "
+             "with YAML aliases expanded); see docs/audit.md.")],
     study: StudyOpt,
     plan_only: Annotated[
         bool,

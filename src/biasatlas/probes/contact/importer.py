@@ -22,6 +22,7 @@ of their slot are reported as :class:`ContactImportWarning` (see ``grammar``).
 
 from __future__ import annotations
 
+import io
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from biasatlas.datafiles import read_limited
 from biasatlas.probes.contact.data import NAME, PRINCIPLES, SCALES, SCENARIOS, holistic_bias_descriptors, template_sets
 from biasatlas.probes.contact.grammar import (
     PLACEHOLDER,
@@ -46,6 +48,8 @@ RAJ_COLUMNS = (
 )
 RAJ_TEXTS = ("base_prompt", "positive_contact", "negative_contact")
 ROW_ORDERS = ("principle-major", "scenario-major")
+#: The largest file imported (``--templates``, ``--descriptors``): the published datasets are well under 1 MiB.
+MAX_IMPORT_BYTES = 64 * 1024 * 1024
 SUFFIXES = ("paper", "biasatlas")
 #: the answer instruction of the papers, appended after a space as their code did (paper 000, section 3.3:
 #: "Antworte nur mit einem Wort: Wähle zwischen Ja und Nein."; Raj et al.'s code: "Choose between ...",
@@ -75,13 +79,24 @@ def _not_utf8(path: Path, exc: UnicodeDecodeError) -> DatasetImportError:
     return DatasetImportError(f"{path}: not UTF-8 text (byte 0x{byte} at offset {exc.start}); save it as UTF-8")
 
 
-def _read_table(path: Path) -> pd.DataFrame:
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, at most ``MAX_IMPORT_BYTES`` (``/dev/zero`` or a huge file: one line, not all memory)."""
     if not path.exists():
         raise DatasetImportError(f"{path}: file not found")
     try:
+        return read_limited(path, MAX_IMPORT_BYTES, "an imported file")
+    except OSError as exc:
+        raise DatasetImportError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise DatasetImportError(str(exc)) from None
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    data = io.BytesIO(_read_bytes(path))
+    try:
         if path.suffix.lower() in {".xlsx", ".xlsm", ".xls"}:
-            return pd.read_excel(path, dtype=str)
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
+            return pd.read_excel(data, dtype=str)
+        return pd.read_csv(data, dtype=str, keep_default_na=False)
     except UnicodeDecodeError as exc:
         raise _not_utf8(path, exc) from None
     except Exception as exc:  # pandas raises many types for unreadable files
@@ -95,10 +110,8 @@ def read_descriptors(path: Path) -> list[tuple[str, str]]:
     A table may have columns ``descriptor`` and optionally ``group`` (else the first column).
     """
     if path.suffix.lower() in {".txt", ""}:
-        if not path.exists():
-            raise DatasetImportError(f"{path}: file not found")
         try:
-            text = path.read_text(encoding="utf-8")
+            text = _read_bytes(path).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise _not_utf8(path, exc) from None
         items = [line.strip() for line in text.splitlines() if line.strip()]
