@@ -88,8 +88,15 @@ def tiny_server() -> Iterator[Callable[[Handler], str]]:
         thread.start()
         port = asyncio.run_coroutine_threadsafe(begin(), loop).result(10)
 
+        async def end() -> None:
+            await runner.cleanup()
+            rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in rest:  # handlers that never answer
+                task.cancel()
+            await asyncio.gather(*rest, return_exceptions=True)
+
         def stop() -> None:
-            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+            asyncio.run_coroutine_threadsafe(end(), loop).result(10)
             loop.call_soon_threadsafe(loop.stop)
             thread.join(10)
             loop.close()
