@@ -98,7 +98,9 @@ def test_server_errors_on_every_request_stop_on_the_failure_rate(stub: Any, make
                                 max_retries=1, n=300, max_wait=60, concurrency=32)
     assert totals.status == "stopped" and "100 of the last 100 requests failed (server errors" in (
         totals.info["stop_reason"])
-    assert seconds < 3 and 99 <= totals.failed < 100 + 32 and totals.pending > 150
+    # (failures finished but not yet taken by the runner when it stopped stay pending, as the ones in flight)
+    assert seconds < 3 and 1 <= totals.failed <= 100 + 32 and totals.pending > 150
+    assert totals.info["http"]["failures"]["http_500"] >= 100
 
 
 @pytest.mark.parametrize("body", ["hang", "trickle"])
