@@ -104,7 +104,7 @@ class ChatClient:
         rpm: float | None = None,
         tpm: float | None = None,
         breaker: Breaker | None = None,
-        max_body: int = 16 * 2**20,
+        max_body: int = 8 * 2**20,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.max_body = max_body  # bytes a response body may have (options.DEFAULT_MAX_BODY)

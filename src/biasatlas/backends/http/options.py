@@ -26,9 +26,10 @@ from biasatlas.backends.base import BackendError
 #: a fleet's name: it goes into the backend id (and every cache key), so no separators of the id
 FLEET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 #: the largest response body read (bytes): an endless or huge answer fails its request instead of
-#: filling memory (concurrency x this at most). A 4,096-token answer with 20 top log-probabilities
-#: per token is about 7 MB in OpenAI's format; ordinary answers are a few kB.
-DEFAULT_MAX_BODY = 16 * 2**20
+#: filling memory (concurrency x this at most: 256 MiB at the default concurrency of 32). Ordinary
+#: answers are a few kB; a 4,096-token answer with 20 top log-probabilities per token would be about
+#: 7 MB in OpenAI's format, a /completions echo about 150 bytes per prompt token.
+DEFAULT_MAX_BODY = 8 * 2**20
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-z]*)\s*", re.IGNORECASE)
 

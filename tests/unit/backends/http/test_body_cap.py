@@ -66,7 +66,7 @@ def test_an_endless_answer_fails_its_request_and_memory_stays_bounded(tiny_serve
     assert baseline["errors"] == [None] * 8
     got = ask(tiny_server(endless))
     cap_mb = DEFAULT_MAX_BODY / 2**20
-    assert got["errors"] and all(e.startswith("body_too_large: the answer is larger than max_body 16 MiB (more "
+    assert got["errors"] and all(e.startswith("body_too_large: the answer is larger than max_body 8 MiB (more "
                                               "read, the rest not): --http max_body=SIZE raises it") for e in
                                  got["errors"]), got["errors"]
     assert got["stopped"] is None or "larger than max_body" in got["stopped"]
