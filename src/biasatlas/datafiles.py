@@ -98,6 +98,11 @@ class _BoundedLoader(BoundedComposer, _Yaml12BoolLoader):
     """The data files' loader, bounded."""
 
 
+class BoundedSafeLoader(BoundedComposer, yaml.SafeLoader):
+    """``yaml.safe_load``'s loader within the limits above: ``yaml.load(text, Loader=BoundedSafeLoader)``
+    for YAML a user gives (its errors, :class:`YamlLimitError` included, are ``yaml.YAMLError``)."""
+
+
 def load_yaml(path: str | Path) -> Any:
     """Parse a YAML file with YAML 1.2 booleans, within the limits above; errors name the file."""
     path = Path(path)

@@ -130,3 +130,13 @@ def test_the_cli_gives_one_line_exit_2_for_each_case(tmp_path: Path) -> None:
     out, seconds = _cli("audit", str(_deep_audit(tmp_path)), "--plan-only", "--study", study)
     _one_line_exit_2(out, "nested")
     assert not (tmp_path / "s").exists()
+
+
+def test_the_bounded_safe_loader_for_other_user_yaml() -> None:
+    import yaml
+
+    from biasatlas.datafiles import BoundedSafeLoader
+
+    assert yaml.load("a: [1, {b: Yes}]", Loader=BoundedSafeLoader) == {"a": [1, {"b": True}]}
+    with pytest.raises(yaml.YAMLError, match="aliases"):
+        yaml.load(f"x: {BOMB}", Loader=BoundedSafeLoader)
