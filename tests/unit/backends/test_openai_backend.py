@@ -180,8 +180,8 @@ def test_ambiguous_options_fall_back_with_a_reason(stub: Any, tmp_path: Path) ->
 
 # ---- faults -------------------------------------------------------------------------------
 def test_retries_count_every_fault_the_server_injected(tmp_path: Path) -> None:
-    with stub_mod.start_stub_thread("--faults", "0.3", "--slow-delay", "1.5", "--seed", "7") as faulty:
-        b = backend(faulty, timeout=0.5, max_retries=10)
+    with stub_mod.start_stub_thread("--faults", "0.3", "--slow-delay", "0.75", "--seed", "7") as faulty:
+        b = backend(faulty, timeout=0.25, max_retries=10)
         with Store(tmp_path) as store:
             totals = run_plan(prompts(200), b, store, GenerationSettings(mode="choice"), progress=False)
             answered = store.response_count()
@@ -259,13 +259,13 @@ def test_thread_mode_gives_the_same_answers(stub: Any, tmp_path: Path) -> None:
 
 
 def test_requests_per_minute_limit_is_kept(stub: Any, tmp_path: Path) -> None:
-    b = backend(stub, rpm=600)  # 10 a second, one second's worth at once
+    b = backend(stub, rpm=2400)  # 40 a second, one second's worth at once
     started = time.perf_counter()
     with Store(tmp_path) as store:
-        run_plan(prompts(25), b, store, GenerationSettings(), progress=False)
+        run_plan(prompts(52), b, store, GenerationSettings(), progress=False)
     elapsed = time.perf_counter() - started
     b.close()
-    assert elapsed >= 1.2  # 10 at once, then 15 more at 10/s
+    assert elapsed >= 0.28  # 40 at once, then 12 more at 40/s
 
 
 # ---- CLI settings ---------------------------------------------------------------------------

@@ -115,6 +115,7 @@ class ChatClient:
         self._limits = Deadlines(timeout)  # each attempt's total time (see attempt)
         self._untimed = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout)
         self.policy = policy
+        self.sleep = asyncio.sleep  # every wait between attempts (a test's fake clock replaces it)
         self.limiter = _Limiter(rpm, tpm) if (rpm or tpm) else None
         self.breaker = breaker
         connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=0, ttl_dns_cache=300)
@@ -252,7 +253,7 @@ class ChatClient:
             retry=retry_if_exception_type(Retryable),
             before_sleep=self._show_wait_to_breaker,
             reraise=True,
-            sleep=asyncio.sleep,
+            sleep=self.sleep,
         )
         async for attempt in retrying:
             with attempt:
@@ -273,7 +274,7 @@ class ChatClient:
         wait = self._wait_for(exc, failed_attempts)
         if self.breaker is not None:
             self.breaker.before_wait(wait, exc.retry_after, exc.detail)
-        await asyncio.sleep(wait)
+        await self.sleep(wait)
 
     def _show_wait_to_breaker(self, state: RetryCallState) -> None:
         """tenacity's before_sleep: the breaker may stop the request rather than let it wait."""

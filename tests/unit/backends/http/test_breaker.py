@@ -246,3 +246,48 @@ def test_a_malformed_streak_after_answers_takes_longer() -> None:
         else:
             b.answered()
     assert b.reason is None
+
+
+def test_a_server_failing_every_attempt_is_given_up_within_60_s_of_waiting() -> None:
+    """The default retry schedule (6 retries, backoff 0.5 s doubling, with jitter) against a server whose every
+    attempt fails, on a fake clock: the waits tenacity asks for are each shown to the breaker, which stops
+    the request before the run's waiting passes 60 s with no answer (no real second is waited)."""
+    import asyncio
+    from collections import Counter
+
+    from biasatlas.backends.http.client import ChatClient, Retryable, RetryPolicy
+
+    clock = Clock()
+    waits: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        waits.append(seconds)
+        clock.now += seconds
+
+    async def failing(*args: object, **kwargs: object) -> dict[str, object]:
+        clock.now += 0.05  # each attempt takes 50 ms
+        raise Retryable("http_500", "HTTP 500: overloaded")
+
+    async def ask(breaker: Breaker) -> BaseException:
+        client = ChatClient("http://127.0.0.1:9/v1", {}, concurrency=1, timeout=60, connect_timeout=1,
+                            policy=RetryPolicy(), breaker=breaker)
+        client.sleep = fake_sleep  # type: ignore[method-assign]
+        client.attempt = failing  # type: ignore[method-assign]
+        try:
+            await client.complete({"model": "m"}, Counter())
+        except (Retryable, Stopped) as exc:
+            return exc
+        finally:
+            await client.close()
+        raise AssertionError("no failure")
+
+    given_up = asyncio.run(ask(Breaker(None, clock)))  # one request: 7 attempts, about 32 s of waits
+    assert isinstance(given_up, Retryable) and len(waits) == 6 and 31.5 <= clock.now < 36
+    assert all(0.5 * 2**k <= wait <= 0.5 * 2**k + 0.5 for k, wait in enumerate(waits)), waits  # doubling, jitter
+    clock.now, waits[:] = 0.0, []
+    breaker = Breaker(None, clock)
+    first = asyncio.run(ask(breaker))  # the next request after the first gave up: the run has waited 32 s
+    second = asyncio.run(ask(breaker))
+    assert isinstance(first, Retryable) and isinstance(second, Stopped)
+    assert 32 < clock.now <= 60 and "no answer for 60 s (max-wait) while requests kept failing" in str(second)
+    assert str(second).endswith("(last: HTTP 500: overloaded)")

@@ -237,8 +237,8 @@ def test_a_stall_is_as_long_as_an_attempt_may_take_unless_set(settings: dict[str
 def test_answers_slower_than_a_short_stall_but_within_the_timeout_drain_nothing(
     servers: Any, make_prompts: Any
 ) -> None:
-    slow_a, slow_b = servers("--delay", "0.6"), servers("--delay", "0.6")
-    backend = fleet([slow_a.url, slow_b.url], concurrency=2, timeout=2.0)  # fleet_stall not set
+    slow_a, slow_b = servers("--delay", "0.3"), servers("--delay", "0.3")
+    backend = fleet([slow_a.url, slow_b.url], concurrency=2, timeout=1.0)  # fleet_stall not set
     responses, stats = ask_and_close(backend, make_prompts, 8)
     assert all(r.ok for r in responses)
     assert [row["drained"] for row in stats["fleet"]["endpoints"]] == [0, 0]

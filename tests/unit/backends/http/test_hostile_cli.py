@@ -23,7 +23,7 @@ from biasatlas.store import Store
 
 BIASATLAS = str(Path(sys.executable).parent / "biasatlas")
 FAKE_KEY = "sk-biasatlas-cli-hostile-51c0e9b7aa"
-FAST = ["--http", "timeout=1", "--http", "deadline=4", "--http", "max-wait=3", "--http", "backoff-initial=0.05",
+FAST = ["--http", "timeout=1", "--http", "deadline=4", "--http", "max-wait=1", "--http", "backoff-initial=0.05",
         "--http", "retry-after-max=0.5"]
 
 
@@ -46,9 +46,9 @@ def last_line(stderr: str) -> str:
         (("--chat-status", "401"), (), "the server rejects the credentials"),
         (("--chat-status", "429", "--retry-after", "3600"), (), "asks to wait 3600 s (Retry-After)"),
         (("--chat-body", "html"), (), "5 answers in a row were not OpenAI API answers"),
-        (("--chat-body", "hang"), ("--http", "max-retries=100"), "no answer for 3 s (max-wait)"),
+        (("--chat-body", "hang"), ("--http", "max-retries=100"), "no answer for 1 s (max-wait)"),
         (("--chat-status", "500"), ("--http", "max-retries=2"),
-         "no answer for 3 s (max-wait) while requests kept failing (last: HTTP 500: stub status 500"),
+         "no answer for 1 s (max-wait) while requests kept failing (last: HTTP 500: stub status 500"),
     ],
 )
 def test_a_hostile_server_stops_the_run_with_exit_4(stub: Any, tmp_path: Path, flags: tuple[str, ...],
@@ -92,7 +92,7 @@ def test_an_api_key_setting_is_not_echoed(stub: Any, tmp_path: Path) -> None:
 
 
 def test_ctrl_c_mid_run_is_exit_130_without_an_asyncio_trace(stub: Any, tmp_path: Path) -> None:
-    with stub.start_stub("--delay", "2") as server:
+    with stub.start_stub("--delay", "0.5") as server:
         args = [BIASATLAS, "run", "contact", "--study", str(tmp_path / "study"), "--model", "openai:stub-model",
                 "--base-url", server.url, "--limit", "60", "--concurrency", "8", "--structured", "off",
                 "--mode", "generate"]
@@ -101,9 +101,8 @@ def test_ctrl_c_mid_run_is_exit_130_without_an_asyncio_trace(stub: Any, tmp_path
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 60
-        while server.stats()["requests"] < 9 and time.monotonic() < deadline:  # the run is under way
-            time.sleep(0.1)
-        time.sleep(0.3)
+        while server.stats()["requests"] < 9 and time.monotonic() < deadline:  # under way: an answer, 8 out
+            time.sleep(0.02)
         started = time.perf_counter()
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
