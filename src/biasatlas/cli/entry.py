@@ -6,7 +6,8 @@ resume command) and exit 130. While an event loop runs in the main thread (the H
 the interrupt is not raised inside whatever the loop is doing at that instant (a transport callback, a
 task's step: asyncio then prints "Fatal error on transport" or "Task exception was never retrieved") but
 from a callback of its own, between two steps of the loop; should the loop stop before it runs, the
-signal is delivered again a moment later.
+signal is delivered again a moment later. The same later delivery when the signal lands in the loop's
+own code while it starts or stops (uvloop left "this event loop is already running" behind).
 """
 
 from __future__ import annotations
@@ -42,14 +43,26 @@ def _redeliver(signum: int) -> None:
             signal.pthread_kill(main, signum)
 
 
+def _in_loop_machinery(frame: FrameType | None) -> bool:
+    """Whether ``frame`` runs the event loop's own code: uvloop's loop, for one, opens and closes its signal
+    socket pair (socket.py) just before it marks itself running and just after: an interrupt there leaves
+    it "already running" for good."""
+    filename = frame.f_code.co_filename if frame is not None else ""
+    return any(part in filename for part in _MACHINERY)
+
+
+_MACHINERY = ("/asyncio/", "/uvloop/", "/aiohttp/", "/socket.py", "/selectors.py", "/ssl.py")
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     _state["signal"] = signum
     loop = _running_loop()
-    if loop is None:
+    if loop is None and not _in_loop_machinery(frame):
         _state["pending"] = False
         raise KeyboardInterrupt
-    _state["pending"] = True
-    loop.call_soon_threadsafe(_raise_pending)
+    _state["pending"] = True  # raised by the loop's next step, or when the signal is delivered again
+    if loop is not None:
+        loop.call_soon_threadsafe(_raise_pending)
     timer = threading.Timer(REDELIVER_S, _redeliver, (signum,))
     timer.daemon = True
     timer.start()
