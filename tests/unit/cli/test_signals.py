@@ -22,8 +22,11 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
-import openai_stub as stub_mod  # tests/integration/servers/, on pytest's pythonpath (pyproject.toml)
+import openai_stub as stub_mod
+import pytest  # tests/integration/servers/, on pytest's pythonpath (pyproject.toml)
 
 BIASATLAS = str(Path(sys.executable).parent / "biasatlas")
 #: (signal, when): "start" counts from the handler's installation, "asking" from the run's first request.
@@ -101,3 +104,46 @@ def test_any_signal_at_any_moment_is_one_line_exit_130_with_the_resume_command(t
     # the workers and their buffer per run).
     sent = sum(stats["answered"].values())
     assert stored <= sent <= stored + len(signals) * 2 * CONCURRENCY, (stored, sent)
+
+
+def test_a_signal_while_an_event_loop_runs_is_raised_between_two_of_its_steps(monkeypatch: Any) -> None:
+    import asyncio
+
+    from biasatlas.cli import entry
+
+    killed: list[int] = []
+    monkeypatch.setattr(entry.signal, "pthread_kill", lambda ident, signum: killed.append(signum))
+    steps: list[str] = []
+
+    async def work() -> None:
+        steps.append("before")
+        entry._on_signal(signal.SIGTERM, sys._getframe())  # as if it came now: not raised inside this task
+        steps.append("after")
+        await asyncio.sleep(10)
+
+    loop = asyncio.new_event_loop()
+    try:
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            loop.run_until_complete(work())
+        assert steps == ["before", "after"] and time.monotonic() - started < 5
+    finally:
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
+        loop.run_until_complete(asyncio.sleep(0))
+        loop.close()
+    time.sleep(3 * entry.REDELIVER_S)
+    assert killed == []  # raised by the loop: not delivered again
+
+
+def test_a_signal_in_the_loops_own_code_is_delivered_again_a_moment_later(monkeypatch: Any) -> None:
+    from biasatlas.cli import entry
+
+    killed: list[int] = []
+    monkeypatch.setattr(entry.signal, "pthread_kill", lambda ident, signum: killed.append(signum))
+    socket_code = SimpleNamespace(f_code=SimpleNamespace(co_filename="/usr/lib/python3.11/socket.py"))
+    entry._on_signal(signal.SIGINT, socket_code)  # type: ignore[arg-type]  # (no KeyboardInterrupt there)
+    time.sleep(4 * entry.REDELIVER_S)
+    assert killed == [signal.SIGINT]
+    with pytest.raises(KeyboardInterrupt):  # delivered again, in ordinary code: raised
+        entry._on_signal(signal.SIGINT, sys._getframe())
