@@ -25,8 +25,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import openai_stub as stub_mod
-import pytest  # tests/integration/servers/, on pytest's pythonpath (pyproject.toml)
+import openai_stub as stub_mod  # tests/integration/servers/, on pytest's pythonpath (pyproject.toml)
+import pytest
 
 BIASATLAS = str(Path(sys.executable).parent / "biasatlas")
 #: (signal, when): "start" counts from the handler's installation, "asking" from the run's first request.
