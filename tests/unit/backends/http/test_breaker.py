@@ -264,11 +264,11 @@ def test_a_server_failing_every_attempt_is_given_up_within_60_s_of_waiting() -> 
         waits.append(seconds)
         clock.now += seconds
 
-    async def failing(*args: object, **kwargs: object) -> dict[str, object]:
-        clock.now += 0.05  # each attempt takes 50 ms
-        raise Retryable("http_500", "HTTP 500: overloaded")
+    async def ask(breaker: Breaker, status: int, retry_after: float | None = None) -> BaseException:
+        async def failing(*args: object, **kwargs: object) -> dict[str, object]:
+            clock.now += 0.05  # each attempt takes 50 ms
+            raise Retryable(f"http_{status}", f"HTTP {status}: overloaded", retry_after)
 
-    async def ask(breaker: Breaker) -> BaseException:
         client = ChatClient("http://127.0.0.1:9/v1", {}, concurrency=1, timeout=60, connect_timeout=1,
                             policy=RetryPolicy(), breaker=breaker)
         client.sleep = fake_sleep  # type: ignore[method-assign]
@@ -281,13 +281,22 @@ def test_a_server_failing_every_attempt_is_given_up_within_60_s_of_waiting() -> 
             await client.close()
         raise AssertionError("no failure")
 
-    given_up = asyncio.run(ask(Breaker(None, clock)))  # one request: 7 attempts, about 32 s of waits
+    given_up = asyncio.run(ask(Breaker(None, clock), 500))  # one request: 7 attempts, about 32 s of waits
     assert isinstance(given_up, Retryable) and len(waits) == 6 and 31.5 <= clock.now < 36
     assert all(0.5 * 2**k <= wait <= 0.5 * 2**k + 0.5 for k, wait in enumerate(waits)), waits  # doubling, jitter
     clock.now, waits[:] = 0.0, []
     breaker = Breaker(None, clock)
-    first = asyncio.run(ask(breaker))  # the next request after the first gave up: the run has waited 32 s
-    second = asyncio.run(ask(breaker))
+    first = asyncio.run(ask(breaker, 500))  # the next request after the first gave up: the run has waited 32 s
+    second = asyncio.run(ask(breaker, 500))
     assert isinstance(first, Retryable) and isinstance(second, Stopped)
     assert 32 < clock.now <= 60 and "no answer for 60 s (max-wait) while requests kept failing" in str(second)
     assert str(second).endswith("(last: HTTP 500: overloaded)")
+    # Retry-After: the server's word (capped at retry_after_max, 60 s) is waited, and shown to the breaker first
+    clock.now, waits[:] = 0.0, []
+    told = asyncio.run(ask(Breaker(None, clock), 429, retry_after=20))
+    assert isinstance(told, Stopped) and len(waits) == 2 and all(20 <= w <= 20.25 for w in waits)
+    assert "no answer for 60 s (max-wait)" in str(told) and 40 < clock.now < 41  # a third wait would pass 60 s
+    clock.now, waits[:] = 0.0, []
+    hour = asyncio.run(ask(Breaker(None, clock), 429, retry_after=3600))
+    assert isinstance(hour, Stopped) and waits == [] and "asks to wait 3600 s (Retry-After), more than max-wait " \
+        "60 s" in str(hour)
