@@ -86,14 +86,21 @@ def interrupted_told() -> None:
     _state["told"] = True
 
 
+#: Commands that ask models and store answers (the others only read a study, or write a report or an export).
+ASKING = ("run", "audit", "debias", "batch", "stories")
+
+
 def tell_interrupted(resume: str | None = None) -> None:
-    """The interrupt's line, unless a command printed its own: nothing was asked yet, how to resume."""
+    """The interrupt's line, unless a command printed its own (with what it stored): how to resume."""
     if _state["told"]:
         return
     _state["told"] = True
     if resume is None:
         resume = _resume_command()
-    sys.stderr.write(f"interrupted before anything was asked. Resume: {resume}\n")
+    if sys.argv[1:2] and sys.argv[1] in ASKING:  # before the study was opened, or after the run had ended
+        sys.stderr.write(f"interrupted: every answer received is stored. Resume: {resume}\n")
+    else:
+        sys.stderr.write(f"interrupted. Run it again: {resume}\n")
 
 
 def _resume_command() -> str:
