@@ -1,12 +1,14 @@
 """Input files have stated size limits; YAML aliases and nesting are bounded: one line, exit 2, at once,
-in bounded memory (the CLI runs under a 3 GiB address-space limit: without the limits these cases took
-22.9 GB, a 688 MB string, or a RecursionError)."""
+in bounded memory (the CLI runs under a 3 GiB address-space limit and its peak resident memory is checked:
+without the limits these cases took 22.9 GB, a 688 MB string, or a RecursionError)."""
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from biasatlas.probes.contact.importer import MAX_IMPORT_BYTES, DatasetImportErr
 
 SCRIPT = "import sys; from biasatlas.cli.entry import main; sys.argv[0] = 'biasatlas'; main()"
 ADDRESS_SPACE = 3 * 1024**3
+PEAK_RSS_KIB = 600 * 1024  #: the most resident memory a refused input may cost (pandas' import included)
 
 AUDIT = """\
 title: {title}
@@ -38,10 +41,18 @@ def _limited() -> None:
 
 
 def _cli(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run the CLI under the address-space limit; (its result, seconds), its peak resident memory checked."""
     started = time.monotonic()
-    out = subprocess.run([sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, timeout=120,
-                         preexec_fn=_limited, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin"})
-    return out, time.monotonic() - started
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen([sys.executable, "-c", SCRIPT, *args], stdout=out, stderr=err, text=True,
+                                preexec_fn=_limited, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin"})
+        _, status, usage = os.wait4(proc.pid, 0)  # (not proc.wait(): the child's rusage comes with it)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        done = subprocess.CompletedProcess(proc.args, proc.returncode, out.read(), err.read())
+    assert usage.ru_maxrss < PEAK_RSS_KIB, (usage.ru_maxrss, args)
+    return done, time.monotonic() - started
 
 
 def _one_line_exit_2(out: subprocess.CompletedProcess[str], *needles: str) -> None:
