@@ -76,7 +76,7 @@ def tiny_server() -> Iterator[Callable[[Handler], str]]:
         app.router.add_post("/v1/chat/completions", chat)
         app.router.add_get("/v1/models", models)
         loop = asyncio.new_event_loop()
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.5)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.05)
 
         async def begin() -> int:
             await runner.setup()

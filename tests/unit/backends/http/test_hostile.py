@@ -87,7 +87,7 @@ def test_an_endless_rate_limit_stops_after_max_wait(stub: Any, make_backend: Any
 def test_malformed_answers_stop_after_a_few_tries(stub: Any, make_backend: Any, make_prompts: Any, tmp_path: Path,
                                                   body: str) -> None:
     totals, seconds, asked, _ = run(stub, make_backend, make_prompts, tmp_path, ("--chat-body", body),
-                                    concurrency=1, n=10)
+                                    concurrency=1, n=10, backoff_initial=0.0)  # the waits: test_breaker.py
     assert totals.status == "stopped" and "5 answers in a row were not OpenAI API answers" in totals.info["stop_reason"]
     assert asked == 5 and seconds < 3 and totals.pending == 10
 
@@ -177,9 +177,9 @@ def test_a_server_failing_one_request_in_five_is_never_stopped(stub: Any, make_b
     """Failures come back at once, answers after 0.05 s: the first requests finished are failures (issue 24:
     7 of 8 such runs stopped, some at 0.1 s with no answer)."""
     for seed in range(3):
-        flags = ("--faults", "0.2", "--delay", "0.05", "--slow-delay", "0.3", "--seed", str(seed))
+        flags = ("--faults", "0.2", "--delay", "0.05", "--slow-delay", "0.1", "--seed", str(seed))
         totals, _, _, _ = run(stub, make_backend, make_prompts, tmp_path / str(seed), flags, n=120, concurrency=32,
-                              max_retries=max_retries, max_wait=None)
+                              max_retries=max_retries, max_wait=None, backoff_initial=0.0)
         assert totals.status in ("complete", "complete_with_errors"), totals.info.get("stop_reason")
         assert totals.new >= 80 and totals.pending == 0
 
@@ -235,7 +235,8 @@ def test_an_answer_without_text_is_malformed_retried_then_a_failure(tiny_server:
 
     server = type("Server", (), {"url": tiny_server(handler)})()
     with Store(tmp_path) as store:
-        b = make_backend(server, **{**FAST, "structured": structured, "max_retries": 1, "concurrency": 1})
+        b = make_backend(server, **{**FAST, "structured": structured, "max_retries": 1, "concurrency": 1,
+                                    "backoff_initial": 0.0})
         totals = run_plan(make_prompts(2), b, store, GenerationSettings(max_tokens=4), progress=False)
         errors = [str(r[0]) for r in store.conn.execute("SELECT error FROM errors")]
         assert store.response_count() == 0  # never an empty answered response
@@ -255,7 +256,7 @@ def test_a_missing_text_is_retried_and_the_next_answer_kept(tiny_server: Any, ma
 
     server = type("Server", (), {"url": tiny_server(handler)})()
     with Store(tmp_path) as store:
-        b = make_backend(server, **{**FAST, "max_retries": 2, "concurrency": 1})
+        b = make_backend(server, **{**FAST, "max_retries": 2, "concurrency": 1, "backoff_initial": 0.0})
         totals = run_plan(make_prompts(5), b, store, GenerationSettings(max_tokens=4), progress=False)
         texts = set(store.frame("http")["text"])
         b.close()
