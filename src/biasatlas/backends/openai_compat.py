@@ -310,6 +310,9 @@ class OpenAIBackend:
             cause = "internal"
             self.breaker.failed("malformed", f"{type(exc).__name__}: {exc}")
             fields = {"error": self._scrub(f"internal: {type(exc).__name__}: {exc}"[:500])}
+        except BaseException:  # Ctrl-C raised inside the request: the run ends, the breaker forgets it
+            self.breaker.leave(task)
+            raise
         self.breaker.leave(task)
         if cause is not None:
             self.stats.failures[cause] += 1
