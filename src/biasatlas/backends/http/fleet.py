@@ -72,6 +72,9 @@ class Endpoint:
 class FleetClient:
     """Chat completions from several servers of one model; created and used on one event loop."""
 
+    clock = staticmethod(time.monotonic)  # progress and stalls (a test's fake clock replaces it)
+    sleep = staticmethod(asyncio.sleep)  # back-off, health checks, the stall watchdog
+
     def __init__(
         self, name: str, endpoints: Sequence[tuple[str, int]], headers: dict[str, str], *, model: str,
         options: OpenAIOptions, breaker: Breaker | None = None,
@@ -212,7 +215,7 @@ class FleetClient:
             ep = self._pick(failed_on if fresh else set())
             if ep is not None:
                 if ep.outstanding == 0:
-                    ep.progress = time.monotonic()  # a stall is counted from the first outstanding attempt
+                    ep.progress = self.clock()  # a stall is counted from the first outstanding attempt
                 ep.outstanding += 1
                 return ep
             if fresh:  # an endpoint this request has not failed on is busy: look again shortly
@@ -263,7 +266,7 @@ class FleetClient:
                 if ep.epoch != epoch:
                     ep.stats.moved += 1
                     raise _Moved
-                ep.progress = time.monotonic()  # a wait of our own rate limit is no stall of the server
+                ep.progress = self.clock()  # a wait of our own rate limit is no stall of the server
             ep.stats.requests += 1
             target = None if route is None else ep.client.url(*route)
             task = asyncio.ensure_future(ep.client.attempt(payload, url=target, choices=choices, text=text))
@@ -293,7 +296,7 @@ class FleetClient:
             raise
         finally:
             ep.outstanding -= 1
-            ep.progress = time.monotonic()
+            ep.progress = self.clock()
             self._wake()
         ep.failures = 0
         ep.stats.answered += 1
@@ -322,7 +325,7 @@ class FleetClient:
                        policy.backoff_initial * 2 ** (failures - 1) + random.uniform(0, policy.backoff_initial))
         if self.breaker is not None:
             self.breaker.before_wait(wait, exc.retry_after, exc.detail)
-        await asyncio.sleep(wait)
+        await self.sleep(wait)
 
     # ---- draining and coming back ----------------------------------------------------------------
     def _drain(self, ep: Endpoint, reason: str) -> None:
@@ -340,7 +343,7 @@ class FleetClient:
     async def _heal(self, ep: Endpoint) -> None:
         """Every ``health_every`` seconds ``GET /models``; back in the fleet once it lists the model."""
         while True:
-            await asyncio.sleep(self.health_every)
+            await self.sleep(self.health_every)
             try:
                 status, data, _ctype = await ep.client.get_json("/models", self.check_timeout)
             except (aiohttp.ClientError, TimeoutError, ValueError):
@@ -350,7 +353,7 @@ class FleetClient:
                 isinstance(m, dict) and m.get("id") == self.model for m in listed
             ):
                 ep.live, ep.reason, ep.failures = True, None, 0
-                ep.progress = time.monotonic()
+                ep.progress = self.clock()
                 self._wake(everyone=True)
                 return
 
@@ -358,11 +361,15 @@ class FleetClient:
         """Drain an endpoint that has answered nothing for ``stall`` seconds with attempts outstanding."""
         every = min(1.0, self.stall / 4)
         while True:
-            await asyncio.sleep(every)
-            now = time.monotonic()
-            for ep in self.endpoints:
-                if ep.live and ep.outstanding and now - ep.progress > self.stall:
-                    self._drain(ep, f"no answer for {self.stall:g} s with {ep.outstanding} requests outstanding")
+            await self.sleep(every)
+            self.look_for_stalls()
+
+    def look_for_stalls(self) -> None:
+        """One look of :meth:`_watch` (``clock`` and ``sleep`` are the fleet's: a test's fake clock replaces them)."""
+        now = self.clock()
+        for ep in self.endpoints:
+            if ep.live and ep.outstanding and now - ep.progress > self.stall:
+                self._drain(ep, f"no answer for {self.stall:g} s with {ep.outstanding} requests outstanding")
 
 
 def format_fleet(fleet: dict[str, Any]) -> str:

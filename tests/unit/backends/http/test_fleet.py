@@ -234,6 +234,82 @@ def test_a_stall_is_as_long_as_an_attempt_may_take_unless_set(settings: dict[str
         loop.close()
 
 
+class FakeClock:
+    """A clock a test moves, and a sleep that moves it (no real time passes)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def on_fake_clock(test: Any) -> None:
+    """Run ``await test(client, clock)`` on a fleet of two unreachable servers with the default options."""
+    loop = asyncio.new_event_loop()
+
+    async def main() -> None:
+        urls = [("http://127.0.0.1:9/v1", 4), ("http://127.0.0.1:10/v1", 4)]
+        client = FleetClient("f", urls, {}, model="m", options=OpenAIOptions(connect_timeout=1))
+        clock = FakeClock()
+        client.clock, client.sleep = clock, clock.sleep  # type: ignore[method-assign,assignment]
+        try:
+            await test(client, clock)
+        finally:
+            await client.close()
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+def test_a_stall_of_the_default_length_drains_on_a_fake_clock() -> None:
+    """The default stall is the attempt timeout, 60 s: checked without waiting a minute."""
+
+    async def test(client: FleetClient, clock: FakeClock) -> None:
+        busy, idle = client.endpoints
+        busy.outstanding, busy.progress, idle.progress = 2, 0.0, 0.0
+        clock.now = 59.9
+        client.look_for_stalls()
+        assert busy.live and idle.live
+        clock.now = 60.1
+        client.look_for_stalls()
+        assert not busy.live and busy.reason == "no answer for 60 s with 2 requests outstanding"
+        assert idle.live  # nothing outstanding: idle is no stall
+
+    on_fake_clock(test)
+
+
+def test_a_drained_endpoint_is_asked_every_5_s_and_comes_back_on_a_fake_clock() -> None:
+    """The default health check: GET /models every 5 s until it lists the model (here the third)."""
+    import aiohttp
+
+    async def test(client: FleetClient, clock: FakeClock) -> None:
+        ep = client.endpoints[1]
+        answers: list[Any] = [aiohttp.ClientConnectionError("refused"), (200, {"data": [{"id": "other"}]}, ""),
+                              (200, {"data": [{"id": "m"}]}, "")]
+
+        async def get_json(path: str, timeout: float) -> Any:
+            answer = answers.pop(0)
+            if isinstance(answer, BaseException):
+                raise answer
+            return answer
+
+        ep.client.get_json = get_json  # type: ignore[method-assign]
+        ep.live, ep.reason = False, "3 failed attempts in a row"
+        await client._heal(ep)
+        assert clock.slept == [5.0, 5.0, 5.0] and clock.now == 15.0
+        assert ep.live and ep.reason is None and ep.progress == 15.0
+
+    on_fake_clock(test)
+
+
 def test_answers_slower_than_a_short_stall_but_within_the_timeout_drain_nothing(
     servers: Any, make_prompts: Any
 ) -> None:
@@ -254,7 +330,6 @@ def test_a_drained_endpoint_comes_back_after_a_health_check(stub: Any, servers: 
         first = {row["url"]: row for row in backend.run_stats()["fleet"]["endpoints"]}
         assert first[flaky.url]["drained"] == 1 and first[flaky.url]["answered"] == 0
         assert not first[flaky.url]["live"]
-        time.sleep(0.3)  # still drained: the loop runs only while a run does, and the server is down
         back = servers("--delay", "0.01", "--port", str(port))
         requests = build_requests(make_prompts(200)[30:], GenerationSettings(mode="generate", max_tokens=8))
         assert all(r.ok for r in run_requests(backend, requests))
