@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.probes.contact.adherence import ADHERENCE_LEVELS
 from biasatlas.probes.contact.data import NAME
 from biasatlas.probes.contact.read import outcomes
 
@@ -65,6 +64,8 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
         summary[name] = ca.records(table)
     summary["none_reasons"] = ca.records(ca.reasons_table(out))
     summary["acquiescence"] = ca.records(ca.acquiescence_table(out))
+    from biasatlas.probes.contact.adherence import ADHERENCE_LEVELS  # pandas and scipy: not at CLI start
+
     for key, by in ADHERENCE_LEVELS.items():  # paper 001 Table 3: positive < none < negative, % biased
         summary[key] = ca.records(ca.adherence_table(out, by))
     summary["framing_agreement"] = ca.records(ca.framing_agreement_table(out))  # ours, per prompt
