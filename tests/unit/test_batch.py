@@ -298,6 +298,10 @@ def test_a_fleets_batch_lines_carry_the_fleets_key(tmp_path: Path) -> None:
     with Store(study) as store:
         run = store.last_run("contact")
     assert run is not None and run["config"]["backend"]["fleet"] == "pool"
+    # and the fleet's answers are the study's: import finds the export (all 6 were 'unknown' before)
+    imported = import_batch(study, [_write(tmp_path / "out.jsonl", [_answer(line) for line in lines])])
+    assert (imported.answers, imported.unknown, imported.errors) == (6, 0, 0)
+    assert _statuses(study) == {"answered": 6}
 
 
 def test_two_studies_exporting_into_one_folder_do_not_overwrite_each_other(tmp_path: Path) -> None:

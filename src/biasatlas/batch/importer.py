@@ -91,6 +91,9 @@ def _backend(described: dict[str, Any], config: dict[str, Any]) -> BatchBackend:
 
     options = OpenAIOptions(
         base_url=described.get("base_url"),
+        # a fleet's id names the fleet: without it the rebuilt id is a server's and no key matches
+        endpoints=[{"url": e["url"], "concurrency": e.get("concurrency")} for e in described.get("endpoints") or []],
+        fleet=described.get("fleet"),
         structured=described.get("structured", "auto"),
         choice_norm=described.get("choice_norm", "sum"),
         choice_method=described.get("choice_method", "auto"),
