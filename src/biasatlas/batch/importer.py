@@ -87,12 +87,14 @@ class _Known:
 
 
 def _backend(described: dict[str, Any], config: dict[str, Any]) -> BatchBackend:
+    from biasatlas.backends.http.options import EndpointSpec
     from biasatlas.backends.openai_compat import OpenAIOptions
 
     options = OpenAIOptions(
         base_url=described.get("base_url"),
         # a fleet's id names the fleet: without it the rebuilt id is a server's and no key matches
-        endpoints=[{"url": e["url"], "concurrency": e.get("concurrency")} for e in described.get("endpoints") or []],
+        endpoints=[EndpointSpec(url=e["url"], concurrency=e.get("concurrency"))
+                   for e in described.get("endpoints") or []],
         fleet=described.get("fleet"),
         structured=described.get("structured", "auto"),
         choice_norm=described.get("choice_norm", "sum"),
