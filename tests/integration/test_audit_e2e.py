@@ -1,15 +1,13 @@
-"""An audit with no fakes: the embedded SmolLM2 (local) and a real llama.cpp server serving the same GGUF under a
-second name, x contact, samaritan and leakage x English and German (leakage has no German: left out), tiny limits,
-into one study and one report; the same file again asks nothing."""
+"""An audit with no fakes: the embedded SmolLM2 (local) and a real llama.cpp server serving the same weights
+(the session's shared server), x contact, samaritan and leakage x English and German (leakage has no German:
+left out), tiny limits, into one study and one report; the same file again asks nothing."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -21,15 +19,7 @@ from biasatlas.store import Store
 pytestmark = pytest.mark.slow
 
 BIASATLAS = str(Path(sys.executable).with_name("biasatlas"))
-SERVED = "smollm2-served"
-
-
-@pytest.fixture(scope="module")
-def served(llama_servers: ModuleType) -> Iterator[str]:
-    from biasatlas.backends.local import embedded_model_path
-
-    with llama_servers.llama_server(embedded_model_path(), SERVED, n_ctx=2048) as url:
-        yield url
+SERVED = "smollm2"  # the name the session's shared llama.cpp servers answer to
 
 
 def audit_file(folder: Path, url: str) -> Path:
@@ -56,7 +46,8 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([BIASATLAS, *args], capture_output=True, text=True, timeout=900)
 
 
-def test_two_models_three_probes_two_languages(served: str, tmp_path: Path) -> None:
+def test_two_models_three_probes_two_languages(llama_url: str, tmp_path: Path) -> None:
+    served = llama_url
     path = audit_file(tmp_path, served)
     study = tmp_path / "study"
     cells = [("contact", "en"), ("contact", "de"), ("samaritan", "en"), ("samaritan", "de"), ("leakage", "en")]

@@ -3,8 +3,10 @@
 ``batch export`` of a contact plan -> every line answered by the server (a helper that POSTs each
 body and writes the OpenAI Batch output format, as vLLM's ``run_batch`` would) -> ``batch import``:
 nothing lost, nothing stored twice, and the summary equals that of a live run of the same plan.
-The server runs the embedded SmolLM2 weights as Q8_0 on one thread (faster here than Q4_1 on two:
-tests/integration/servers/llama.py). The issue's 2,000-prompt plan is ``test_batch_2000.py``.
+The servers are the session's shared pair (tests/integration/conftest.py): the embedded SmolLM2 weights
+as Q8_0, one thread each (faster here than Q4_1 on two: tests/integration/servers/llama.py); the Batch
+lines are answered by both, and the live run asks both as a fleet (the same model: the same cache
+keys). The 2,000-line plan through export and import is ``test_batch_2000.py``.
 """
 
 from __future__ import annotations
@@ -42,28 +44,33 @@ def summary(study: Path) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k != "last_run"}  # run ids, dates and timings differ
 
 
-def test_batch_export_llama_import_equals_a_live_run(tmp_path: Path, llama_servers: ModuleType) -> None:
+def test_batch_export_llama_import_equals_a_live_run(
+    tmp_path: Path, llama_servers: ModuleType, llama_pair: Any
+) -> None:
     llama = llama_servers
     plan = ["--limit", str(PROMPTS), "--mode", "choice", "--max-tokens", "4", "--http", "choice_method=first_token"]
     batch_study, live_study, files = tmp_path / "batch", tmp_path / "live", tmp_path / "files"
-    with llama.llama_server(llama.requantized(tmp_path, "q8_0")) as url:
-        model = ["--model", "openai:smollm2", "--base-url", url]
-        started = time.perf_counter()
-        out = cli("batch", "export", "contact", "--study", str(batch_study), *model, "--out", str(files),
-                  "--max-lines", "500", *plan)
-        assert out.returncode == 0, out.stderr
-        inputs = sorted(files.glob("*.jsonl"))
-        exported = [json.loads(x)["custom_id"] for p in inputs for x in p.read_text().splitlines()]
-        assert len(inputs) == -(-len(exported) // 500) and len(set(exported)) == len(exported)
-        answered = llama.answer_batch(url, inputs, tmp_path / "output.jsonl")
-        batch_s = time.perf_counter() - started
-        out = cli("batch", "import", "--study", str(batch_study), str(tmp_path / "output.jsonl"), "--json")
-        assert out.returncode == 0, out.stderr
-        counts = json.loads(out.stdout)
-        started = time.perf_counter()
-        live = cli("run", "contact", "--study", str(live_study), *model, "--concurrency", "8", *plan)
-        live_s = time.perf_counter() - started
-        assert live.returncode == 0, live.stderr
+    # the session's two shared servers, as a fleet: the batch study and the live one name the same model
+    model = ["--model", "openai:smollm2", "--fleet", "llama-pair"]
+    for url in llama_pair.urls:
+        model += ["--base-url", url]
+    started = time.perf_counter()
+    out = cli("batch", "export", "contact", "--study", str(batch_study), *model, "--out", str(files),
+              "--max-lines", "500", *plan)
+    assert out.returncode == 0, out.stderr
+    inputs = sorted(files.glob("*.jsonl"))
+    exported = [json.loads(x)["custom_id"] for p in inputs for x in p.read_text().splitlines()]
+    assert len(inputs) == -(-len(exported) // 500) and len(set(exported)) == len(exported)
+    # a Batch runner may spread the lines over several servers of the model: both shared ones answer
+    answered = llama.answer_batch(llama_pair.urls, inputs, tmp_path / "output.jsonl")
+    batch_s = time.perf_counter() - started
+    out = cli("batch", "import", "--study", str(batch_study), str(tmp_path / "output.jsonl"), "--json")
+    assert out.returncode == 0, out.stderr
+    counts = json.loads(out.stdout)
+    started = time.perf_counter()
+    live = cli("run", "contact", "--study", str(live_study), *model, "--concurrency", "8", *plan)
+    live_s = time.perf_counter() - started
+    assert live.returncode == 0, live.stderr
     print(f"\n{PROMPTS} contact prompts, {len(exported)} batch lines: export + answers {batch_s:.0f} s, "
           f"live run {live_s:.0f} s")
     assert answered == len(exported)

@@ -79,7 +79,8 @@ def test_cli_run_resume_summary_report(tmp_path: Path) -> None:
     assert logodds["n"] == 3 and logodds["p"] is not None and logodds["ci_low"] <= logodds["effect"]
     printed = runner.invoke(app, ["summary", "--study", str(study)])
     flat = " ".join(printed.output.split())
-    assert printed.exit_code == 0 and "P(biased)" in flat and "CH indicator" in flat
+    assert printed.exit_code == 0 and "P(biased)" in flat
+    assert "Contact-hypothesis adherence (paper 001 Table 3)" in flat and "CH indicator" not in flat
     report = runner.invoke(app, ["report", "--study", str(study)])
     assert report.exit_code == 0
     html = (study / "report.html").read_text()

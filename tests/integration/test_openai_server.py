@@ -2,12 +2,11 @@
 
 Servers run as subprocesses on 127.0.0.1: the misbehaving stub (servers/openai_stub.py) and
 llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``, the ``server`` extra) serving
-the embedded SmolLM2 GGUF.
+the embedded SmolLM2 weights: the session's shared servers (tests/integration/conftest.py).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -17,8 +16,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -238,60 +235,9 @@ def _free_port() -> int:
 
 
 # ---- a real OpenAI-compatible server: llama.cpp serving the embedded SmolLM2 -------------------
-@pytest.fixture(scope="module")
-def llama_server() -> Iterator[str]:
-    from biasatlas.backends.local import embedded_model_path
-
-    if importlib.util.find_spec("llama_cpp") is None:  # fail, not skip: CI must run this test
-        raise RuntimeError("llama-cpp-python is not installed: pip install -e '.[server]'")
-    port = _free_port()
-    log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"llama-server-{port}.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(embedded_model_path()),
-            "--model_alias",
-            "smollm2",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "2048",
-            "--n_threads",
-            "2",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"llama.cpp server exited with {proc.returncode}; see {log.name}")
-        try:
-            with urllib.request.urlopen(f"{url}/models", timeout=2) as resp:
-                if resp.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        raise RuntimeError(f"llama.cpp server did not start within 180 s; see {log.name}")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
-
-
+# (the session's shared servers: tests/integration/conftest.py, llama_url)
 @pytest.mark.parametrize("mode", ["choice", "generate"])
-def test_contact_probe_through_llama_cpp(llama_server: str, tmp_path: Path, mode: str) -> None:
+def test_contact_probe_through_llama_cpp(llama_url: str, tmp_path: Path, mode: str) -> None:
     study = tmp_path / mode
     out = cli(
         "run",
@@ -301,7 +247,7 @@ def test_contact_probe_through_llama_cpp(llama_server: str, tmp_path: Path, mode
         "--model",
         "openai:smollm2",
         "--base-url",
-        llama_server,
+        llama_url,
         "--concurrency",
         "2",
         "--limit",

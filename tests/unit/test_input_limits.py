@@ -5,7 +5,6 @@ without the limits these cases took 22.9 GB, a 688 MB string, or a RecursionErro
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -18,8 +17,11 @@ from biasatlas.audit.spec import AuditError, load_audit
 from biasatlas.datafiles import MAX_YAML_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, DataFileError, load_yaml
 from biasatlas.probes.contact.importer import MAX_IMPORT_BYTES, DatasetImportError, import_dataset, read_descriptors
 
-SCRIPT = "import sys; from biasatlas.cli.entry import main; sys.argv[0] = 'biasatlas'; main()"
 ADDRESS_SPACE = 3 * 1024**3
+#: The limit is set by the child itself, not in a preexec_fn: a preexec_fn makes subprocess fork this (large)
+#: test process, and the child's peak resident memory then counts this process's pages from before its exec.
+SCRIPT = (f"import resource, sys; resource.setrlimit(resource.RLIMIT_AS, ({ADDRESS_SPACE}, {ADDRESS_SPACE})); "
+          "from biasatlas.cli.entry import main; sys.argv[0] = 'biasatlas'; main()")
 PEAK_RSS_KIB = 600 * 1024  #: the most resident memory a refused input may cost (pandas' import included)
 
 AUDIT = """\
@@ -36,16 +38,12 @@ BOMB = "[" + ", ".join(
 ) + "]"
 
 
-def _limited() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
-
 def _cli(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
     """Run the CLI under the address-space limit; (its result, seconds), its peak resident memory checked."""
     started = time.monotonic()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen([sys.executable, "-c", SCRIPT, *args], stdout=out, stderr=err, text=True,
-                                preexec_fn=_limited, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin"})
+                                env={"COLUMNS": "300", "PATH": "/usr/bin:/bin"})
         _, status, usage = os.wait4(proc.pid, 0)  # (not proc.wait(): the child's rusage comes with it)
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)

@@ -238,14 +238,14 @@ def test_associations_cli_json(tmp_path):
 
 
 def test_extraction_prompts_carry_the_json_schema_to_http_servers(tmp_path):
-    from biasatlas.backends.openai_compat import OpenAIBackend
+    from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
 
     store = Store(tmp_path)
     prompts = [p for p in build_prompts(EN) if p.meta["base_attribute"] == "income_level"][:1]
     run_plan(prompts, FakeBackend(_story_script, name="gen"), store, GenerationSettings(max_tokens=50), progress=False)
     ex_prompt = extraction_prompts(story_rows(store))[0]
     backend = OpenAIBackend.__new__(OpenAIBackend)  # only the request body is under test: no server
-    backend.model = "m"
+    backend.model, backend.options = "m", OpenAIOptions()  # the body reads the options since the http split
     body = backend._body(Request(prompt=ex_prompt, settings=GenerationSettings(max_tokens=10)), choice=False)
     schema = body["response_format"]["json_schema"]["schema"]
     assert set(schema["required"]) == set(EN.dimensions) - {"income_level"}
