@@ -311,12 +311,12 @@ def test_the_converted_copy_answers_exactly_as_the_gguf_file(backend: LocalBacke
     kept = LocalBackend("smollm2", LocalOptions(batch_size=4))  # made by an earlier load, or now
     assert (folder / converted.DONE).is_file()
     try:
+        backend.options = backend.options.model_copy(update={"reuse_prefix": True})  # (a test above turned it off)
         assert kept.id == backend.id and kept.describe() == backend.describe()
         ours, theirs = kept.model.state_dict(), backend.model.state_dict()
         assert set(ours) == set(theirs) and all(torch.equal(ours[k], theirs[k]) for k in ours)
         assert kept.tokenizer.chat_template == backend.tokenizer.chat_template
         assert kept._stop_ids == backend._stop_ids
-        backend.options = backend.options.model_copy(update={"reuse_prefix": True})
         requests = [Request(prompt=p, settings=GenerationSettings(mode="choice")) for p in _prompts()]
         assert [kept.render(r) for r in requests] == [backend.render(r) for r in requests]
         a = {r.key: r.option_probs for r in kept.score_choices(requests)}

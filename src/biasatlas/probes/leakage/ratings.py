@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from biasatlas.datafiles import MAX_YAML_BYTES, BoundedSafeLoader
 from biasatlas.probes.leakage.data import (
     LeakageDataError,
     check_language,
@@ -110,7 +111,10 @@ def load_name_map(path: str | Path) -> dict[str, str]:
     path = Path(path)
     text = _read_text(path, "name map")
     try:
-        raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        if len(text) > MAX_YAML_BYTES:
+            raise LeakageDataError(f"{path}: larger than {MAX_YAML_BYTES / 2**20:g} MiB, the most a name map may have")
+        # bounded: an alias bomb or a deep nesting is a one-line error, not a MemoryError
+        raw = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=BoundedSafeLoader)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise LeakageDataError(f"{path}: cannot parse the name map: {' '.join(str(exc).split())}") from None
     except RecursionError:

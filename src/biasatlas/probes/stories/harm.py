@@ -22,6 +22,7 @@ import pandas as pd
 import scipy.stats as ss
 import yaml
 
+from biasatlas.datafiles import MAX_YAML_BYTES, BoundedSafeLoader, read_limited
 from biasatlas.parsing.text import strip_reasoning
 from biasatlas.probes.stories.seeds import load_seeds
 from biasatlas.records import Message, Prompt
@@ -306,7 +307,9 @@ def marked_groups(path: Path | None = None) -> dict[str, dict[str, list[str]]]:
     from importlib import resources
 
     source = path or Path(str(resources.files("biasatlas") / "data" / "stories" / "marked_groups.yaml"))
-    data = yaml.safe_load(Path(source).read_text(encoding="utf-8")) or {}
+    # user-editable: aliases and depth bounded (an alias bomb is a YAMLError, not a MemoryError)
+    data = yaml.load(read_limited(Path(source), MAX_YAML_BYTES, "a marked-groups file").decode("utf-8"),
+                     Loader=BoundedSafeLoader) or {}
     return {lang: spec for lang, spec in (data.get("languages") or {}).items()}
 
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from biasatlas.datafiles import MAX_YAML_BYTES, BoundedSafeLoader, read_limited
+
 LANGUAGES = ("en", "fr", "es", "it", "pt", "nl", "uk", "ar", "hi", "zh")
 PUBLISHED_LANGUAGE_ALIASES = {"nl": "du"}  # the published folder names Dutch "du"
 UNKNOWN = "unknown"
@@ -106,9 +108,14 @@ def available_languages(root: Path | None = None) -> list[str]:
 
 def _read_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = read_limited(path, MAX_YAML_BYTES, "a seeds file").decode("utf-8")
+        return yaml.load(text, Loader=BoundedSafeLoader)  # a user's folder: aliases and depth bounded
     except yaml.YAMLError as exc:
         raise SeedError(f"{path}: not valid YAML ({exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise SeedError(f"{path}: not UTF-8 text ({exc})") from exc
+    except ValueError as exc:  # larger than the limit
+        raise SeedError(str(exc)) from exc
 
 
 def _file(root: Path, kind: str, stem: str, language: str) -> Path:
