@@ -7,6 +7,8 @@ from typing import Any
 
 import pandas as pd
 
+from biasatlas.report.cells import cell_text
+
 #: answers longer than this are cut in the page (the study and `biasatlas export` keep them whole)
 MAX_SHOWN_CHARS = 2000
 
@@ -40,7 +42,7 @@ def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column
         out["language"] = outcomes["language"].astype(str)
     for factor in factors:
         if factor in outcomes.columns and factor not in out.columns:
-            out[factor] = outcomes[factor].map(lambda v: "" if v is None else str(v))
+            out[factor] = outcomes[factor].map(cell_text)
     if "sample_index" in outcomes.columns and outcomes["sample_index"].nunique() > 1:
         out["sample"] = outcomes["sample_index"]
     if "messages_json" in outcomes.columns:

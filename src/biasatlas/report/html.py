@@ -25,6 +25,7 @@ from markupsafe import Markup
 
 from biasatlas import __version__
 from biasatlas.report import assets
+from biasatlas.report.cells import MISSING, cell_text, page_cells
 from biasatlas.report.compare import drill_spec
 from biasatlas.report.publish import FigureFile, TableFile, readable_columns, render_figure, slug, write_files
 
@@ -108,14 +109,13 @@ class Section:
 
 
 def _cell(value: Any) -> Any:
-    """A JSON-ready table cell: numbers stay numbers, the rest is text without control characters."""
-    if value is None or (isinstance(value, float) and value != value):
-        return ""
-    if isinstance(value, (bool, int, float)):
+    """A JSON-ready answers cell: numbers stay numbers, the rest is text for people ('–' where missing)."""
+    if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
+        value = value.item()
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
         return value
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    return clean(str(value))
+    text = cell_text(value)
+    return MISSING if text is None else clean(text)
 
 
 def _uid(text: str) -> str:
@@ -129,16 +129,20 @@ def table_html(frame: pd.DataFrame, caption: str = "", *, drill: str = "",
     With ``drill`` (a probe's answers key) the table carries what a click on a cell filters by.
     """
     frame = frame.rename(columns=lambda c: clean(str(c)))
-    for column in frame.select_dtypes(include=["object", "string"]).columns:
-        frame[column] = frame[column].map(lambda v: clean(v) if isinstance(v, str) else v)
-    body = frame.to_html(index=False, escape=True, classes="data display compact", border=0, na_rep="–",
-                         float_format=_fmt)
+    # every cell is our text (see report/cells.py); a line break travels as a private-use character that
+    # becomes <br> after pandas escaped the cell (pandas would write a line break as the two characters \n)
+    shown = page_cells(frame).map(lambda v: clean(v.replace(_BREAK, "")).replace("\t", " ").replace("\n", _BREAK))
+    body = shown.to_html(index=False, escape=True, classes="data display compact", border=0)
+    body = body.replace(_BREAK, "<br>")
     cap = f"<p class='caption'>{escape(caption)}</p>" if caption else ""
     if drill and not frame.empty:
         spec = escape(json.dumps({"probe": drill, **drill_spec(frame, drill_models)}, ensure_ascii=False))
         return f"<div class='table' data-drill='{spec}'>{cap}{body}</div>"
     return f"<div class='table'>{cap}{body}</div>"
 
+
+#: stands for a line break inside a cell while pandas writes the table (see table_html)
+_BREAK = "\ue000"
 
 # NUL and other control characters (model text can hold them) are dropped; tab and newline stay.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -152,10 +156,6 @@ def clean(text: str) -> str:
 def escape(text: str) -> str:
     """Text made safe for HTML: control characters dropped, markup escaped (quotes included)."""
     return html.escape(clean(text), quote=True)
-
-
-def _fmt(value: float) -> str:
-    return f"{value:.4g}"
 
 
 def json_block(value: Any) -> Markup:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from biasatlas.report.cells import cell_text
 from biasatlas.report.html import Section
 from biasatlas.store import Store
 
@@ -48,9 +49,10 @@ def runs_table(store: Store) -> pd.DataFrame:
             "probe": run["probe"],
             "model": config.get("display_name") or run["backend_id"],
             "model id": run["backend_id"],
-            "model details": "; ".join(f"{k} {v}" for k, v in described.items() if v not in (None, "", {}))[:300],
-            "settings": "; ".join(f"{k} {settings[k]}" for k in ("mode", "max_tokens", "temperature", "seed")
-                                  if k in settings),
+            "model details": "; ".join(f"{k} {cell_text(v)}" for k, v in described.items()
+                                       if v not in (None, "", {}))[:300],
+            "settings": "; ".join(f"{k} {cell_text(settings[k]) or '–'}"
+                                  for k in ("mode", "max_tokens", "temperature", "seed") if k in settings),
             "samples": config.get("samples"),
             "planned": totals.get("planned"),
             "new": totals.get("new"),
@@ -59,7 +61,7 @@ def runs_table(store: Store) -> pd.DataFrame:
             "status": run["status"],
             "started": run["started_at"],
             "finished": run["finished_at"],
-            "versions": "; ".join(f"{k} {v}" for k, v in versions.items() if v),
+            "versions": "; ".join(f"{k} {cell_text(v)}" for k, v in versions.items() if v),
         })
     return pd.DataFrame(rows)
 

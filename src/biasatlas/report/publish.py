@@ -136,10 +136,9 @@ def render_figure(figure: Any, caption: str) -> FigureFile:
 
 def latex_table(frame: pd.DataFrame, caption: str) -> str:
     """A LaTeX ``table`` (booktabs) with escaped cells and the caption."""
-    shown = frame.copy()
-    for column in shown.columns:
-        if shown[column].dtype == object:
-            shown[column] = shown[column].map(lambda v: v if not isinstance(v, (list, dict, tuple)) else str(v))
+    from biasatlas.report.cells import file_cells
+
+    shown = file_cells(frame, newline=" ")  # yes/no, lists joined, no line break inside a row
     body = shown.to_latex(index=False, escape=True, na_rep="--", float_format=lambda v: f"{v:.4g}")
     cap = caption.replace("\\", "\\textbackslash{}")
     for char in "&%$#_{}":
@@ -154,12 +153,13 @@ def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFil
         if old.is_file() and old.suffix in (".csv", ".tex", ".svg", ".pdf"):
             old.unlink()
     from biasatlas.export.write import to_csv
+    from biasatlas.report.cells import file_cells
 
     written: list[Path] = []
     for stem, item in numbered:
         if isinstance(item, TableFile):
             csv = directory / f"{stem}.csv"
-            to_csv(flat_columns(item.frame), csv)  # no formula runs when opened
+            to_csv(flat_columns(file_cells(item.frame)), csv)  # no formula runs when opened
             tex = directory / f"{stem}.tex"
             tex.write_text(latex_table(item.frame, item.caption), encoding="utf-8")
             written += [csv, tex]

@@ -1,0 +1,91 @@
+"""Table cells as text for people: the one place a report turns a value into what a reader sees.
+
+A missing value is '–' in the page, an empty cell in a CSV and '--' in LaTeX; a boolean is 'yes' or 'no';
+a list or a mapping is its items joined; a float has 4 significant digits in the page and in LaTeX (the
+CSV keeps every digit). Text keeps its line breaks (the page shows them, LaTeX gets a space), and never
+goes through ``repr``, so no ``None``, ``True`` or literal ``\\n`` reaches a reader.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+#: what a page shows for a value a cell does not have
+MISSING = "–"
+
+
+def is_missing(value: Any) -> bool:
+    """None, NaN, pd.NA and NaT (not an empty list or an empty string)."""
+    if value is None:
+        return True
+    if isinstance(value, (list, tuple, set, frozenset, dict)):
+        return False
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # array-likes
+        return False
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def cell_text(value: Any, *, digits: bool = True) -> str | None:
+    """The text of one cell, or None for a missing value; ``digits``: floats to 4 significant digits."""
+    if is_missing(value):
+        return None
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
+        with contextlib.suppress(TypeError, ValueError):
+            value = value.item()
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "∞" if value > 0 else "−∞"
+        return _number(value) if digits else repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return value.replace("\r\n", "\n").replace("\r", "\n")
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, Mapping):
+        return "; ".join(f"{cell_text(k) or MISSING}: {cell_text(v, digits=digits) or MISSING}"
+                         for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return ", ".join(cell_text(v, digits=digits) or MISSING for v in items)
+    return str(value)
+
+
+def page_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every cell as the page shows it (text; '–' where missing)."""
+    return frame.astype(object).map(lambda v: cell_text(v) or (MISSING if is_missing(v) else ""))
+
+
+def file_cells(frame: pd.DataFrame, *, newline: str = "\n") -> pd.DataFrame:
+    """Cells for CSV and LaTeX files: numbers stay numbers (the writer formats them), missing stays missing,
+    every other value becomes text (booleans 'yes'/'no'); ``newline`` replaces line breaks in text."""
+
+    def one(value: Any) -> Any:
+        if is_missing(value):
+            return None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iuf":  # numpy numbers
+            return value.item()
+        text = cell_text(value, digits=False)
+        return text.replace("\n", newline) if text is not None and newline != "\n" else text
+
+    shown = frame.copy()
+    for column in range(shown.shape[1]):
+        series = shown.iloc[:, column]
+        if series.dtype.kind in "iuf":  # a numeric column: the writer formats it
+            continue
+        shown.isetitem(column, series.astype(object).map(one).to_numpy())
+    return shown
