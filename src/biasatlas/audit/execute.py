@@ -92,8 +92,9 @@ def last_run_id(study: Path) -> int:
     return int(row[0] or 0)
 
 
-def tag_runs(study: Path, after: int, backend_id: str | None, name: str, audit: dict[str, Any]) -> int:
-    """Record the display name and the audit in the config of the runs after ``after`` made by ``backend_id``."""
+def tag_runs(study: Path, after: int, backend_id: str | None, name: str, audit: dict[str, Any] | None = None) -> int:
+    """Record the display name (and the audit, if one ran them) in the config of the runs after ``after`` made by
+    ``backend_id`` (``biasatlas run --name`` tags its runs the same way)."""
     from biasatlas.lock import study_writer
     from biasatlas.store import Store
 
@@ -106,7 +107,8 @@ def tag_runs(study: Path, after: int, backend_id: str | None, name: str, audit: 
         for run_id, config_json in rows:
             config = json.loads(config_json)
             config["display_name"] = name
-            config["audit"] = audit
+            if audit is not None:
+                config["audit"] = audit
             store.update_run_config(int(run_id), config)
     return len(rows)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, TextIO
 
 import typer
+from pydantic import PrivateAttr
 from rich.console import Console
 from rich.markup import escape as rich_escape
 
@@ -148,7 +149,8 @@ def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunT
         if opts.plan_only:
             print_plan(probe.plan_summary(probe.plan(config), config))
             return []
-        totals = probe.run(config, opts.backend, opts.study, progress=show_progress(opts), on_totals=print_totals)
+        with named_model(opts) as backend:
+            totals = probe.run(config, backend, opts.study, progress=show_progress(opts), on_totals=print_totals)
     except ProbeConfigError as exc:
         fail(str(exc))
     except BackendError as exc:
@@ -161,6 +163,45 @@ def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunT
         interrupted(opts.study)
     finish(totals)
     return totals
+
+
+class _NotedOptions(BackendOptions):
+    """Backend options that note the id of every model opened with these very options (copies share the note;
+    a copy with other options, such as another extractor, is not noted). The model is not kept open."""
+
+    _noted: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, context: Any) -> None:
+        self._noted.setdefault("spec", self.model_dump_json())
+        self._noted.setdefault("ids", set())
+
+    def open(self) -> Backend:
+        backend = super().open()
+        if self.model_dump_json() == self._noted["spec"]:
+            self._noted["ids"].add(str(backend.id))
+        return backend
+
+    @property
+    def opened_ids(self) -> set[str]:
+        return set(self._noted["ids"])
+
+
+@contextlib.contextmanager
+def named_model(opts: RunOptions) -> Iterator[BackendOptions]:
+    """The backend options a run uses; with ``--name``, every run it makes with that model is tagged with the
+    name (``config["display_name"]``, as an audit tags its models), also when it stops or is interrupted."""
+    if opts.name is None:
+        yield opts.backend
+        return
+    from biasatlas.audit.execute import last_run_id, tag_runs
+
+    noted = _NotedOptions(**opts.backend.model_dump())
+    before = last_run_id(opts.study)
+    try:
+        yield noted
+    finally:
+        for backend_id in sorted(noted.opened_ids):
+            tag_runs(opts.study, before, backend_id, opts.name)
 
 
 # Exit codes of a run (documented in the README): 0 every prompt answered; 3 finished, but some prompts

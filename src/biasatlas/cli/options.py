@@ -39,6 +39,7 @@ class RunOptions:
     temperature: float | None = None
     plan_only: bool = False
     progress: bool | None = None
+    name: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def probe_values(self) -> dict[str, Any]:
@@ -195,6 +196,20 @@ SHARED: dict[str, tuple[Any, Any]] = {
 }
 
 
+# The options of a `biasatlas run PROBE` command only (`run_options(named=True)`): `debias` and `batch export`
+# record their runs their own way.
+NAMED: dict[str, tuple[Any, Any]] = {
+    "name": (
+        Annotated[
+            str | None,
+            typer.Option("--name", metavar="TEXT", help="Display name of the model in the study's summary, report "
+                         "and exports (as an audit file's model name); default: the model's id."),
+        ],
+        None,
+    ),
+}
+
+
 def _bad(option: str, value: Any, rule: str) -> typer.BadParameter:
     return typer.BadParameter(f"{option} {value!r}: {rule}")
 
@@ -277,7 +292,11 @@ def build_options(values: dict[str, Any]) -> RunOptions:
         structured=values.get("structured"),
         choice_norm=values.get("choice_norm"),
     )
+    display_name = values.get("name")
+    if display_name is not None and not display_name.strip():
+        raise _bad("--name", display_name, "must not be empty")
     return RunOptions(
+        name=display_name.strip() if display_name is not None else None,
         study=values["study"],
         backend=backend,
         languages=split_values(values.get("lang")),
@@ -292,30 +311,34 @@ def build_options(values: dict[str, Any]) -> RunOptions:
     )
 
 
-def run_options(func: Callable[..., Any]) -> Callable[..., Any]:
+def run_options(func: Callable[..., Any] | None = None, *, named: bool = False) -> Callable[..., Any]:
     """Give a command every shared option; it receives them as ``opts: RunOptions``.
 
     The command declares only its probe-specific options (and ``opts``). An option a command
     declares itself under a shared name is an error at import, so the set cannot drift.
+    ``@run_options(named=True)`` (every `run PROBE`) adds ``--name``, the model's display name.
     """
+    if func is None:
+        return functools.partial(run_options, named=named)
+    options = {**SHARED, **NAMED} if named else SHARED
     hints = typing.get_type_hints(func, include_extras=True)
     own = [
         p.replace(annotation=hints.get(p.name, p.annotation))
         for p in inspect.signature(func).parameters.values()
         if p.name != "opts"
     ]
-    clash = [p.name for p in own if p.name in SHARED]
+    clash = [p.name for p in own if p.name in options]
     if clash:
         raise TypeError(f"{func.__name__} declares shared run options itself: {clash}")
     shared = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-        for name, (annotation, default) in SHARED.items()
+        for name, (annotation, default) in options.items()
     ]
     own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
 
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> Any:
-        values = {name: kwargs.pop(name) for name in SHARED}
+        values = {name: kwargs.pop(name) for name in options}
         return func(opts=build_options(values), **kwargs)
 
     parameters = shared[:1] + own + shared[1:]  # --study first in --help

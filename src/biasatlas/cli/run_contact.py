@@ -14,7 +14,7 @@ from biasatlas.cli.options import RunOptions, run_options, split_values
 
 
 @run_app.command("contact")
-@run_options
+@run_options(named=True)
 def run_contact(
     opts: RunOptions,
     axis: Annotated[list[str] | None, typer.Option("--axis", help="Axis (repeat or comma-separate).")] = None,

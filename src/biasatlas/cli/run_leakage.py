@@ -48,7 +48,7 @@ def _language(value: str) -> str:
 
 
 @run_app.command("leakage")
-@run_options
+@run_options(named=True)
 def run_leakage(groups: GroupsOpt = None, orders: OrdersOpt = "both", *, opts: RunOptions) -> None:
     """Ask a model the leakage probe's prompts (theme choice for generative models; ILPS templates for
     `masked:PATH` / `span:PATH` models: a masked model's ILPS uses pseudo-log-likelihoods, not the paper's

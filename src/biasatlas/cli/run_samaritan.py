@@ -49,7 +49,7 @@ def check_margin(margin: float | None) -> dict[str, float]:
 
 
 @run_app.command("samaritan")
-@run_options
+@run_options(named=True)
 def run_samaritan(
     category: CategoryOpt = "all",
     alpha: AlphaOpt = None,

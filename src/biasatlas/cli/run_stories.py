@@ -36,7 +36,7 @@ from biasatlas.records import GenerationSettings
 
 
 @run_app.command("stories")
-@run_options
+@run_options(named=True)
 def run_stories(
     extractor: Annotated[
         list[str] | None,
