@@ -113,6 +113,17 @@ def tag_runs(study: Path, after: int, backend_id: str | None, name: str, audit: 
     return len(rows)
 
 
+def audit_title(audit_file: Path) -> str | None:
+    """The ``title`` of an audit file, if it has one (None where the file cannot be read now)."""
+    from biasatlas.audit.spec import read_file
+
+    try:
+        title = read_file(Path(audit_file)).get("title")
+    except (ValueError, OSError):
+        return None
+    return str(title) if title is not None and str(title).strip() else None
+
+
 def display_names(store: Store) -> dict[str, str]:
     """Backend id -> the display name an audit gave it (see :func:`biasatlas.display.display_names`)."""
     from biasatlas.display import display_names as names_of
@@ -132,7 +143,10 @@ def run_cells(
     """Run every cell into ``study``, model by model. A model whose run stopped (its backend kept failing)
     has its remaining cells skipped. KeyboardInterrupt propagates after the runs made so far are tagged."""
     result = AuditRun()
-    audit_record = {"file": str(audit_file)}
+    audit_record: dict[str, Any] = {"file": str(audit_file)}
+    title = audit_title(audit_file)
+    if title is not None:
+        audit_record["title"] = title  # the report's title
     by_model: dict[str, list[tuple[int, Cell]]] = {}
     for index, cell in enumerate(cells):
         by_model.setdefault(cell.model.name, []).append((index, cell))

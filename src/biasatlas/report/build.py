@@ -11,7 +11,7 @@ from biasatlas.probes.base import Probe
 from biasatlas.report.answers import answers_frame
 from biasatlas.report.headlines import COLUMNS, headline, model_label
 from biasatlas.report.html import Section, write_report
-from biasatlas.report.metadata import references_section, runs_section
+from biasatlas.report.metadata import references_section, runs_section, study_title
 from biasatlas.report.overview import overview_section, validity_table_html
 from biasatlas.store import Store
 
@@ -57,7 +57,10 @@ def build_report(store: Store, study_dir: Path, out: Path | None = None, *, publ
     if runs is not None:
         sections.append(runs)
     sections.append(references_section())
-    return write_report(study_dir, sections, out=out, publish=publish)
+    title = study_title(store)  # an audit's title, where an audit made the study
+    if title is None:
+        return write_report(study_dir, sections, out=out, publish=publish)
+    return write_report(study_dir, sections, title=title, out=out, publish=publish, page_title=title)
 
 
 def _headline(probe: Probe, store: Store) -> pd.DataFrame:

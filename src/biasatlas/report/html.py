@@ -178,8 +178,11 @@ def write_report(
     out: Path | None = None,
     *,
     publish: bool = True,
+    page_title: str | None = None,
 ) -> Path:
-    """Render ``sections`` into ``out`` (default ``<study_dir>/report.html``).
+    """Render ``sections`` into ``out`` (default ``<study_dir>/report.html``) under the heading ``title``.
+
+    The page's ``<title>`` is ``page_title`` (an audit's title), else ``title · study directory``.
 
     With ``publish`` every table and figure is also written to ``report_files/`` next to the report
     (``NN-MM-name.csv``/``.tex``/``.svg``/``.pdf``, NN the section, MM its order in the section).
@@ -196,6 +199,7 @@ def write_report(
     out.write_text(
         template.render(
             title=title,
+            page_title=page_title,
             sections=[_SafeSection(s) for s in sections],
             app=Markup(app),
             plotly=Markup(plotly),

@@ -66,6 +66,17 @@ def runs_table(store: Store) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def study_title(store: Store) -> str | None:
+    """The title of the audit that made the study's newest titled run (``config["audit"]["title"]``), if any."""
+    rows = store.conn.execute("SELECT config_json FROM runs ORDER BY run_id DESC").fetchall()
+    for (config_json,) in rows:
+        audit = _json(config_json).get("audit")
+        title = audit.get("title") if isinstance(audit, dict) else None
+        if isinstance(title, str) and title.strip():
+            return title.strip()
+    return None
+
+
 def _json(raw: Any) -> dict[str, Any]:
     """A JSON column as a dict; {} for a run that never recorded it (NULL comes back as NaN)."""
     if not isinstance(raw, str) or not raw:
