@@ -2,8 +2,9 @@
 
 A missing value is '–' in the page, an empty cell in a CSV and '--' in LaTeX; a boolean is 'yes' or 'no';
 a list or a mapping is its items joined; a float has 4 significant digits in the page and in LaTeX (the
-CSV keeps every digit). Text keeps its line breaks (the page shows them, LaTeX gets a space), and never
-goes through ``repr``, so no ``None``, ``True`` or literal ``\\n`` reaches a reader.
+CSV keeps every digit). Text keeps its line breaks (the page shows them, LaTeX gets a space, a CSV keeps
+the text as it is) and never goes through ``repr``, so no ``None``, ``True`` or literal ``\\n`` reaches a
+reader.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def cell_text(value: Any, *, digits: bool = True) -> str | None:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        return value.replace("\r\n", "\n").replace("\r", "\n")
+        return value
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     if isinstance(value, Mapping):
@@ -65,7 +66,13 @@ def cell_text(value: Any, *, digits: bool = True) -> str | None:
 
 def page_cells(frame: pd.DataFrame) -> pd.DataFrame:
     """Every cell as the page shows it (text; '–' where missing)."""
-    return frame.astype(object).map(lambda v: cell_text(v) or (MISSING if is_missing(v) else ""))
+    def one(value: Any) -> str:
+        text = cell_text(value)
+        if text is None:
+            return MISSING
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+
+    return frame.astype(object).map(one)
 
 
 def file_cells(frame: pd.DataFrame, *, newline: str = "\n") -> pd.DataFrame:
@@ -80,7 +87,9 @@ def file_cells(frame: pd.DataFrame, *, newline: str = "\n") -> pd.DataFrame:
         if hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iuf":  # numpy numbers
             return value.item()
         text = cell_text(value, digits=False)
-        return text.replace("\n", newline) if text is not None and newline != "\n" else text
+        if text is None or newline == "\n":
+            return text
+        return text.replace("\r\n", newline).replace("\r", newline).replace("\n", newline)
 
     shown = frame.copy()
     for column in range(shown.shape[1]):
