@@ -348,4 +348,5 @@ def run_options(func: Callable[..., Any] | None = None, *, named: bool = False) 
     return wrapper
 
 
-SHARED_OPTION_NAMES: tuple[str, ...] = tuple(SHARED)
+#: every option run_options gives a command (the NAMED ones only to `run PROBE` commands, not to debias)
+SHARED_OPTION_NAMES: tuple[str, ...] = tuple(SHARED) + tuple(NAMED)
