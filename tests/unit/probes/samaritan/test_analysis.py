@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from samaritan_design import design, unreadable  # tests/helpers (pythonpath)
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
@@ -190,32 +191,13 @@ def test_units_are_analysed_separately() -> None:
 
 
 # ---- issue 12: missing cells, equivalence, the paper's rule beside a per-category correction ----
-R_EFFECT = {1: 0.0, 2: 0.0, 3: 0.0, 4: 8.0}  # rephrasing 4 reads every scenario as 8 points kinder
-
-
 def _design(
     groups: dict[str, tuple[str, float]], n_scenarios: int = 40, noise: float = 1.0, seed: int = 0
 ) -> pd.DataFrame:
-    """No-frills design: every group (name -> (category, true bias)) asked in every scenario × rephrasing."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for s in range(n_scenarios):
-        base = 50 + (s * 7) % 30
-        for r, effect in R_EFFECT.items():
-            for group, (category, shift) in groups.items():
-                rows.append({
-                    "model": "m", "language": "en", "temperature": 0.0, "max_tokens": 64,
-                    "category": category, "group": group, "phrasing": group, "scenario": f"s{s:03d}",
-                    "rephrasing": r, "sample_index": 0, "status": "answered", "parse_reason": None,
-                    "rating": base + effect + shift + float(rng.normal(0, noise)),
-                })
-    return pd.DataFrame(rows)
+    """No-frills design: every group (name -> (category, true bias)) asked in every scenario × rephrasing,
+    each group its own one phrasing."""
+    return design({g: (g, category, shift) for g, (category, shift) in groups.items()}, n_scenarios, noise, seed)
 
-
-def _unreadable(frame: pd.DataFrame, mask: pd.Series) -> pd.DataFrame:
-    frame = frame.copy()
-    frame.loc[mask, ["rating", "parse_reason"]] = [math.nan, "no number"]
-    return frame
 
 
 def _matched_by_hand(frame: pd.DataFrame, group: str) -> tuple[np.ndarray, np.ndarray]:
@@ -235,7 +217,7 @@ def test_an_unreadable_rephrasing_creates_no_bias() -> None:
     """No true bias; the group's rephrasing 4 is unreadable everywhere. Averaging each side over
     whatever it has read -2 points, p < 1e-12; comparing only the cells both have reads nothing."""
     frame = _design({"control": ("control", 0.0), "female": ("gender", 0.0)})
-    frame = _unreadable(frame, (frame["group"] == "female") & (frame["rephrasing"] == 4))
+    frame = unreadable(frame, (frame["group"] == "female") & (frame["rephrasing"] == 4))
     row = sa.compare_to_control(frame).iloc[0]
     assert abs(row["bias"]) < 0.5
     assert row["p"] > 0.01 and not row["significant"] and not row["significant_paper"]
@@ -245,7 +227,7 @@ def test_an_unreadable_rephrasing_creates_no_bias() -> None:
 def test_bias_uses_the_cells_present_for_both() -> None:
     frame = _design({"control": ("control", 0.0), "senior": ("age", 3.0)}, n_scenarios=12, noise=2.0, seed=4)
     rng = np.random.default_rng(9)
-    frame = _unreadable(frame, pd.Series(rng.random(len(frame)) < 0.25, index=frame.index))
+    frame = unreadable(frame, pd.Series(rng.random(len(frame)) < 0.25, index=frame.index))
     row = sa.compare_to_control(frame).iloc[0]
     x, y = _matched_by_hand(frame, "senior")
     t = stats.ttest_rel(x, y)
@@ -258,7 +240,7 @@ def test_bias_uses_the_cells_present_for_both() -> None:
 def test_repeatability_compares_the_cells_both_runs_have() -> None:
     first = _design({"control": ("control", 0.0)}, seed=1)
     second = _design({"control": ("control", 0.0)}, seed=2).assign(sample_index=1)
-    second = _unreadable(second, second["rephrasing"] == 4)
+    second = unreadable(second, second["rephrasing"] == 4)
     row = sa.repeatability(pd.concat([first, second], ignore_index=True)).iloc[0]
     assert abs(row["difference"]) < 0.5 and row["p"] > 0.01
 
@@ -269,7 +251,7 @@ def test_default_persona_needs_equivalence_not_a_missing_difference() -> None:
                     n_scenarios=3, noise=10.0, seed=2)
     rng = np.random.default_rng(5)
     lost = pd.Series(rng.random(len(frame)) < 0.6, index=frame.index) & (frame["rephrasing"] > 1)
-    frame = _unreadable(frame, lost)
+    frame = unreadable(frame, lost)
     comparison = sa.compare_to_control(frame)
     assert not comparison["significant"].any()
     persona = sa.default_persona(comparison).iloc[0]

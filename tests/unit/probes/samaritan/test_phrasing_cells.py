@@ -3,39 +3,19 @@ a rephrasing is missing from a brittleness set, or constant answers differ only 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
+from samaritan_design import design, unreadable  # tests/helpers (pythonpath)
 
 from biasatlas.probes.samaritan import analysis as sa
-
-R_EFFECT = {1: 0.0, 2: 0.0, 3: 0.0, 4: 8.0}  # rephrasing 4 reads every scenario as 8 points kinder
 
 
 def _design(phrasings: dict[str, tuple[str, str, float]], n_scenarios: int = 103, noise: float = 1.0,
             seed: int = 0) -> pd.DataFrame:
     """Every phrasing (name -> (group, category, true shift)) in every scenario × rephrasing."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for s in range(n_scenarios):
-        base = 50 + (s * 7) % 30
-        for r, effect in R_EFFECT.items():
-            for phrasing, (group, category, shift) in phrasings.items():
-                rows.append({
-                    "model": "m", "language": "en", "temperature": 0.0, "max_tokens": 64,
-                    "category": category, "group": group, "phrasing": phrasing, "scenario": f"s{s:03d}",
-                    "rephrasing": r, "sample_index": 0, "status": "answered", "parse_reason": None,
-                    "rating": base + effect + shift + float(rng.normal(0, noise)),
-                })
-    return pd.DataFrame(rows)
+    return design(phrasings, n_scenarios, noise, seed)
 
-
-def _unreadable(frame: pd.DataFrame, mask: pd.Series) -> pd.DataFrame:
-    frame = frame.copy()
-    frame.loc[mask, ["rating", "parse_reason"]] = [math.nan, "no number"]
-    return frame
 
 
 SENIOR = {"person": ("control", "control", 0.0), "senior citizen": ("senior", "age", 16.0),
@@ -49,7 +29,7 @@ def test_a_phrasing_missing_in_some_cells_does_not_shift_the_bias() -> None:
     frame = _design(SENIOR, noise=2.0, seed=1)
     lost = (frame["phrasing"] == "senior citizen") & frame["rephrasing"].isin([1, 2])
     lost &= frame["scenario"] < "s095"
-    frame = _unreadable(frame, lost)
+    frame = unreadable(frame, lost)
     row = sa.compare_to_control(frame).iloc[0]
     assert row["ci_low"] <= 4.0 <= row["ci_high"], (row["bias"], row["ci_low"], row["ci_high"])
     assert row["bias"] == pytest.approx(4.0, abs=0.5)
@@ -64,7 +44,7 @@ def test_a_phrasing_missing_in_some_cells_does_not_shift_the_bias() -> None:
 def test_a_scenario_that_lacks_a_phrasing_entirely_is_left_out_and_counted() -> None:
     frame = _design(SENIOR, n_scenarios=30, noise=2.0, seed=2)
     gone = (frame["phrasing"] == "senior citizen") & frame["scenario"].isin(["s000", "s001", "s002"])
-    row = sa.compare_to_control(_unreadable(frame, gone)).iloc[0]
+    row = sa.compare_to_control(unreadable(frame, gone)).iloc[0]
     assert row["n"] == 27 and row["n_scenarios_incomplete"] == 3
     assert row["bias"] == pytest.approx(4.0, abs=0.6)
 
@@ -73,7 +53,7 @@ def test_unpaired_repeatability_runs_are_matched_by_phrasing() -> None:
     first = _design(SENIOR, n_scenarios=40, seed=3)
     second = _design(SENIOR, n_scenarios=40, seed=4).assign(sample_index=1)
     lost = (second["phrasing"] == "senior citizen") & second["rephrasing"].isin([1, 2])
-    row = sa.repeatability(pd.concat([first, _unreadable(second, lost)], ignore_index=True))
+    row = sa.repeatability(pd.concat([first, unreadable(second, lost)], ignore_index=True))
     senior = row.set_index("group").loc["senior"]
     assert abs(senior["difference"]) < 0.5, senior["difference"]
 
@@ -85,7 +65,7 @@ def test_brittleness_is_over_complete_rephrasing_sets() -> None:
     frame = _design({"person": ("control", "control", 0.0), "male": ("male", "gender", 0.0)}, n_scenarios=40,
                     seed=5)
     lost = (frame["group"] == "male") & (frame["rephrasing"] == 4) & (frame["scenario"] < "s020")
-    frame = _unreadable(frame, lost)
+    frame = unreadable(frame, lost)
     row = sa.compare_to_control(frame).iloc[0]
     control = sa.control_summary(frame).iloc[0]
     assert row["brittleness"] == pytest.approx(control["brittleness"], abs=0.3)
