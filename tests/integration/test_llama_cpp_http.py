@@ -19,6 +19,7 @@ from types import ModuleType
 
 import pytest
 
+from biasatlas.backends.local import LocalBackend
 from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
 from biasatlas.probes.contact.probe import ContactConfig, build_prompts
 from biasatlas.records import GenerationSettings, Prompt, Request
@@ -40,7 +41,7 @@ def contact_prompts() -> list[Prompt]:
     return build_prompts(ContactConfig(limit=30))[:28] + several[:12]
 
 
-def _same_numbers(f32_gguf: Path, local: object) -> None:
+def _same_numbers(f32_gguf: Path, local: LocalBackend) -> None:
     """The F32 file's tensors are the local model's: the embeddings (Q8_0 in the embedded file) and a
     feed-forward matrix (Q4_1), compared exactly."""
     import numpy as np
@@ -48,17 +49,15 @@ def _same_numbers(f32_gguf: Path, local: object) -> None:
     from gguf import GGUFReader
 
     tensors = {t.name: t for t in GGUFReader(str(f32_gguf)).tensors}
-    model = local.model  # type: ignore[attr-defined]
+    model = local.model
     pairs = [("token_embd.weight", model.get_input_embeddings().weight),
              ("blk.0.ffn_down.weight", model.model.layers[0].mlp.down_proj.weight)]
     for name, weight in pairs:
-        ours = torch.from_numpy(np.asarray(tensors[name].data, dtype=np.float32).reshape(weight.shape))
+        ours = torch.from_numpy(np.array(tensors[name].data, dtype=np.float32).reshape(weight.shape))  # a copy
         assert torch.equal(ours, weight.detach().float()), name
 
 
 def test_choice_probabilities_agree_with_the_local_backend(f32_gguf: Path, llama_servers: ModuleType) -> None:
-    from biasatlas.backends.local import LocalBackend
-
     prompts = contact_prompts()
     assert len(prompts) == 40 and len({p.options for p in prompts}) >= 4
     requests = [Request(prompt=p, settings=CHOICE) for p in prompts]
