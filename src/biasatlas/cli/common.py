@@ -262,7 +262,7 @@ def print_totals(totals: RunTotals) -> None:
 
         console.print(f"http: {format_stats(totals.info['http'])}")
     if totals.info.get("fleet"):
-        from biasatlas.backends.http.fleet import format_fleet
+        from biasatlas.backends.http.usage import format_fleet
 
         console.print(format_fleet(totals.info["fleet"]))
     if totals.info.get("choice_fallback"):
