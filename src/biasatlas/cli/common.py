@@ -238,7 +238,7 @@ def finish(totals: Sequence[RunTotals]) -> None:
 
 def interrupted(study: Path) -> None:
     """Ctrl-C: every finished answer is stored; say so, and how to resume; exit 130."""
-    from biasatlas.cli.entry import interrupted_told
+    from biasatlas.cli.interrupts import interrupted_told
 
     count = "every finished answer is"
     try:
