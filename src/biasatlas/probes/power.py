@@ -15,6 +15,7 @@ Used by ``--plan-only`` (:func:`power_plan`, from the planned prompts), ``audit 
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -217,3 +218,84 @@ def samaritan_pilot(outcomes: pd.DataFrame) -> list[dict[str, Any]]:
         rows.append({**dict(zip(keys, key, strict=True)), "n": int(diff.size),
                      "sd": float(np.std(diff, ddof=1)) if diff.size >= 2 else None})
     return rows
+
+
+# ---- units needed for an effect, from a pilot -------------------------------------------------------
+MEASURES = {"contact": ("decision", "probability"), "samaritan": ("rating",)}
+UNIT_NAMES = {"contact": "prompt sets", "samaritan": "scenarios"}
+#: below this many pilot pairs the estimate of ψ or sd is called rough
+SMALL_PILOT = 20
+
+
+def pilot_plan(probe: str, outcomes: pd.DataFrame, effect: float, *, measure: str | None = None,
+               alpha: float | None = None, power: float = DEFAULT_POWER) -> dict[str, Any]:
+    """How many units (contact: prompt sets; samaritan: scenarios) ``effect`` needs, per pilot cell.
+
+    ``effect`` is on the measure's scale: decision, a difference of proportions (0.10 = 10 points);
+    probability, a change in the log-odds of P(biased); rating, group − control in rating points.
+    Rows the pilot cannot plan for carry ``needed`` None and a ``note`` saying why. Raises PowerError
+    for a probe without a power model, a measure it does not have, or a pilot without usable data.
+    """
+    from biasatlas.stats.power import PowerError
+
+    if probe not in MEASURES:
+        raise PowerError(f"probe {probe!r} has no power model; power covers: {', '.join(MEASURES)}")
+    measure = measure or MEASURES[probe][0]
+    if measure not in MEASURES[probe]:
+        raise PowerError(f"--measure {measure!r} is not one of {probe}'s: {', '.join(MEASURES[probe])}")
+    if not math.isfinite(effect) or effect == 0:
+        raise PowerError(f"--effect must be a non-zero number (got {effect})")
+    if measure == "decision" and abs(effect) > 1:
+        raise PowerError(f"--effect {effect:g}: a change in decisions is a difference of proportions between -1 "
+                         "and 1 (0.10 = 10 percentage points)")
+    alpha = (CONTACT_ALPHA if probe == "contact" else SAMARITAN_ALPHA) if alpha is None else alpha
+    if probe == "contact":
+        pilot = contact_pilot(outcomes)
+        rows = [_contact_needed(r, measure, effect, alpha, power) for r in pilot]
+    else:
+        rows = [_needed(r, "paired_t", effect, alpha, power, sd=r["sd"]) for r in samaritan_pilot(outcomes)]
+    if not rows or not any(r["n"] for r in rows):
+        raise PowerError(f"the study holds no {probe} answers a {measure} test can pair: nothing to plan from")
+    needed = [r["needed"] for r in rows if r["needed"] is not None]
+    return {"probe": probe, "measure": measure, "effect": effect, "alpha": alpha, "power": power,
+            "unit": UNIT_NAMES[probe], "rows": rows, "most_needed": max(needed) if needed else None}
+
+
+def _contact_needed(row: dict[str, Any], measure: str, effect: float, alpha: float, power: float) -> dict[str, Any]:
+    if measure == "probability":
+        out = {k: v for k, v in row.items() if k not in ("n", "discordance")}
+        return _needed({**out, "n": row["n_logit"]}, "paired_t", effect, alpha, power, sd=row["sd_logit"])
+    out = {k: v for k, v in row.items() if k not in ("sd_logit", "n_logit")}
+    psi = row["discordance"]
+    if psi is None:
+        return {**out, "needed": None, "note": "no prompt set read under both framings"}
+    if psi == 0:
+        return {**out, "needed": None, "note": "no decision moved between the framings (ψ = 0): the decisions "
+                "cannot show an effect; plan with --measure probability"}
+    note = None
+    if abs(effect) > psi:
+        note = (f"the pilot's ψ = {psi:.3g} is below the effect: planned with ψ = {abs(effect):g}, every "
+                "discordant set changed one way (optimistic)")
+        psi = min(1.0, abs(effect))
+    result = _needed(out, "mcnemar", effect, alpha, power, discordant_rate=psi)
+    if note:
+        result["note"] = "; ".join(n for n in (note, result["note"]) if n)
+    return result
+
+
+def _needed(row: dict[str, Any], design: str, effect: float, alpha: float, power: float, *,
+            sd: float | None = None, discordant_rate: float | None = None) -> dict[str, Any]:
+    from biasatlas.stats.power import PowerError, units_needed
+
+    if design == "paired_t":
+        if row["n"] < 2 or sd is None:
+            return {**row, "needed": None, "note": "fewer than 2 pilot pairs: no sd to plan with"}
+        if sd <= 1e-12:
+            return {**row, "needed": None, "note": "every pilot difference is the same (sd 0): a t-test has "
+                    "no spread to plan with"}
+    try:
+        needed = units_needed(design, effect, alpha, power, sd=sd, discordant_rate=discordant_rate)
+    except PowerError as exc:
+        return {**row, "needed": None, "note": str(exc)}
+    rough = f"a pilot of {row['n']} pairs: a rough estimate" if row["n"] < SMALL_PILOT else None
+    return {**row, "needed": needed, "note": rough}
