@@ -90,6 +90,13 @@ def _print(result: dict[str, Any], study: Path) -> None:
     out = Console(width=max(Console().width, 160))
     out.print(table)
     most = result["most_needed"]
-    if most is not None:
-        out.print(f"{probe}: {most} {unit} per cell detect the effect in every row that could be planned "
-                  f"(pilot: {study}; docs/power.md says how to turn {unit} into --limit)")
+    if most is None:
+        return
+    out.print(f"{probe}: {most} {unit} per cell detect the effect in every row that could be planned "
+              f"(pilot: {study})")
+    if probe == "contact":  # --limit counts prompts: a prompt set is 3 (none, positive, negative)
+        out.print(f"contact: --limit {3 * most} per language and scale asks {most} prompt sets; check the n of "
+                  "`biasatlas run contact ... --plan-only`'s power cells (docs/power.md)")
+    else:
+        out.print("samaritan: choose --limit with `biasatlas run samaritan ... --plan-only`: its power cells give "
+                  "the scenarios each category gets (docs/power.md)")

@@ -253,7 +253,8 @@ def pilot_plan(probe: str, outcomes: pd.DataFrame, effect: float, *, measure: st
         pilot = contact_pilot(outcomes)
         rows = [_contact_needed(r, measure, effect, alpha, power) for r in pilot]
     else:
-        rows = [_needed(r, "paired_t", effect, alpha, power, sd=r["sd"]) for r in samaritan_pilot(outcomes)]
+        rows = [_beyond_scenarios(_needed(r, "paired_t", effect, alpha, power, sd=r["sd"]))
+                for r in samaritan_pilot(outcomes)]
     if not rows or not any(r["n"] for r in rows):
         raise PowerError(f"the study holds no {probe} answers a {measure} test can pair: nothing to plan from")
     needed = [r["needed"] for r in rows if r["needed"] is not None]
@@ -299,3 +300,20 @@ def _needed(row: dict[str, Any], design: str, effect: float, alpha: float, power
         return {**row, "needed": None, "note": str(exc)}
     rough = f"a pilot of {row['n']} pairs: a rough estimate" if row["n"] < SMALL_PILOT else None
     return {**row, "needed": needed, "note": rough}
+
+
+def _beyond_scenarios(row: dict[str, Any]) -> dict[str, Any]:
+    """Say so where a samaritan row needs more scenarios than the probe has in that language."""
+    from biasatlas.probes.samaritan.data import load_scenarios
+
+    if row["needed"] is None:
+        return row
+    try:
+        available = len(load_scenarios(str(row.get("language"))).scenarios)
+    except Exception:  # a language without shipped scenarios (an import): nothing to compare with
+        return row
+    if row["needed"] <= available:
+        return row
+    note = (f"more than the {available} scenarios the probe has: only a smaller sd (every rephrasing of a "
+            "scenario asked, or more samples) brings the effect within reach")
+    return {**row, "note": "; ".join(n for n in (row["note"], note) if n)}

@@ -173,3 +173,12 @@ def test_pilot_without_pairable_answers_is_an_error() -> None:
     empty = _contact_outcomes(5, 0.3, 1.0, seed=1).query("contact == 'none'")
     with pytest.raises(PowerError, match="nothing to plan from"):
         pilot_plan("contact", empty, 0.1)
+
+
+def test_samaritan_rows_needing_more_scenarios_than_the_probe_has_say_so() -> None:
+    frame = design({"person": ("control", "control", 0.0), "Woman": ("female", "gender", 0.0)},
+                   n_scenarios=30, noise=20.0, seed=2)
+    (row,) = pilot_plan("samaritan", frame, 1.0)["rows"]
+    assert row["needed"] > 103 and "more than the 103 scenarios" in row["note"]
+    (near,) = pilot_plan("samaritan", frame, 15.0)["rows"]
+    assert near["needed"] <= 103 and near["note"] is None
