@@ -170,7 +170,9 @@ def detectable_effect(design: str, n: int, alpha: float, power: float = 0.8, *, 
 
     ``mcnemar`` needs ``discordant_rate`` (ψ, the share of pairs whose two decisions differ); its value is
     δ = p₁₀ − p₀₁ on the 0–1 scale. ``paired_t`` gives d_z; with ``sd`` (of the paired differences) its
-    value is d_z · sd on the measure's own scale, else d_z itself.
+    value is d_z · sd on the measure's own scale, else d_z itself. For a finished test's row pass the
+    observed figures (ψ = discordant pairs / n; the sd of its differences): an observed ψ or sd of 0 gives
+    no value and a ``reason`` (decisions that never move; differences without spread), never an error.
     """
     _check(design, alpha, power)
     if n < 0:
@@ -178,22 +180,29 @@ def detectable_effect(design: str, n: int, alpha: float, power: float = 0.8, *, 
     if design == "mcnemar":
         if discordant_rate is None:
             raise PowerError("McNemar's power needs a discordance rate (the share of pairs that differ)")
-        _check_rate(discordant_rate)
-        value = _mcnemar_mde(n, alpha, power, discordant_rate)
         text = (f"exact McNemar test, two-sided, p < {alpha:g}; discordance ψ = {discordant_rate:g} "
                 f"(the share of pairs whose two decisions differ); δ = p₁₀ − p₀₁ ≤ ψ")
+        if discordant_rate == 0:  # an observed ψ of 0 (a model whose decisions never move): no effect can show
+            return MDE(design, n, alpha, power, None, "difference of proportions (0.10 = 10 percentage points)",
+                       text, reason="no pair is discordant (ψ = 0): the decisions never move, so no effect on "
+                       "them is detectable")
+        _check_rate(discordant_rate)
+        value = _mcnemar_mde(n, alpha, power, discordant_rate)
         reason = None if value is not None else (
             f"{n} pairs are too few: even if every discordant pair changed one way, power stays below {power:g}")
         return MDE(design, n, alpha, power, value, "difference of proportions (0.10 = 10 percentage points)", text,
                    reason=reason)
-    if sd is not None and sd <= 0:
-        raise PowerError(f"sd must be positive (got {sd})")
+    if sd is not None and sd < 0:
+        raise PowerError(f"sd must not be negative (got {sd})")
     d_z = _t_mde(n, alpha, power)
     text = f"paired t-test, two-sided, p < {alpha:g}; normal paired differences (noncentral t)"
     reason = None if d_z is not None else f"a paired t-test needs at least 2 pairs (n = {n})"
     if sd is None:
         return MDE(design, n, alpha, power, d_z, "d_z (standard deviations of the paired differences)",
                    text, d_z, reason)
+    if sd == 0:  # every difference the same (an observed sd): the t-test has no spread, no MDE to give
+        reason = "every paired difference is the same (sd 0): a t-test has no spread to detect an effect against"
+        return MDE(design, n, alpha, power, None, "the measure's own scale", text + "; sd 0", d_z, reason)
     value = None if d_z is None else d_z * sd
     return MDE(design, n, alpha, power, value, "the measure's own scale",
                text + f"; sd of the paired differences = {sd:g}", d_z, reason)

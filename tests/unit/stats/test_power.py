@@ -109,7 +109,8 @@ def test_paired_t_known_value_and_units_needed() -> None:
     (lambda: detectable_effect("mcnemar", 10, 0.05), "discordance rate"),
     (lambda: detectable_effect("mcnemar", 10, 1.5, discordant_rate=0.3), "alpha"),
     (lambda: detectable_effect("paired_t", 10, 0.05, power=1.0), "power"),
-    (lambda: detectable_effect("paired_t", 10, 0.05, sd=0.0), "sd must be positive"),
+    (lambda: detectable_effect("paired_t", 10, 0.05, sd=-1.0), "must not be negative"),
+    (lambda: detectable_effect("mcnemar", 10, 0.05, discordant_rate=1.5), "discordance rate must"),
     (lambda: units_needed("mcnemar", 0.4, 0.05, discordant_rate=0.3), "cannot occur"),
     (lambda: units_needed("mcnemar", 10, 0.05, discordant_rate=0.3), "between -1 and 1"),
     (lambda: units_needed("mcnemar", 0.1, 0.05, discordant_rate=0.0), "discordance rate must"),
@@ -159,3 +160,11 @@ def test_planted_paired_t_effect_at_the_mde_is_detected_in_80_percent_of_studies
     assert mde.value is not None
     assert _simulated_t_power(30, mde.value, 8.5, 0.01, seed=3) == pytest.approx(0.8, abs=0.05)
     assert _simulated_t_power(30, mde.value / 2, 8.5, 0.01, seed=4) < 0.5
+
+
+def test_an_observed_row_without_movement_has_no_mde_and_says_why() -> None:
+    # the README study: a model answering "Ja" everywhere, so no prompt set's decision differs
+    frozen = detectable_effect("mcnemar", 210, 0.05, discordant_rate=0.0)
+    assert frozen.value is None and "never move" in (frozen.reason or "")
+    flat = detectable_effect("paired_t", 40, 0.05, sd=0.0)
+    assert flat.value is None and "sd 0" in (flat.reason or "")
