@@ -69,3 +69,19 @@ def test_no_study_and_an_empty_study(tmp_path: Path) -> None:
     Store(tmp_path).close()  # an empty study: the schema, no answers
     result = runner.invoke(app, ["power", "--study", str(tmp_path), "--effect", "0.1"])
     assert result.exit_code == 2 and "no answers of a probe with a power model" in result.output
+
+
+def test_readme_study_plan_only_prints_a_minimum_detectable_effect(tmp_path: Path) -> None:
+    """The README's command with --plan-only (no model is loaded) prints the MDE per cell; the MDE itself is
+    checked against a simulation in tests/unit/probes/test_power.py."""
+    study = tmp_path / "de-religion"
+    result = runner.invoke(app, ["run", "contact", "--model", "smollm2", "--lang", "de", "--axis", "religion",
+                                 "--study", str(study), "--plan-only"])
+    assert result.exit_code == 0, result.output
+    power = json.loads(result.stdout)["power"]
+    decision = power["cells"][0]
+    assert (decision["language"], decision["scale"], decision["n"]) == ("de", "certainty", 210)
+    assert decision["mde"] == pytest.approx(0.1085, abs=5e-4) and decision["alpha"] == 0.05
+    assert decision["mde_text"].startswith("10.9 percentage points")
+    assert power["power"] == 0.8 and any("ψ = 0.30 assumed" in a for a in power["assumptions"])
+    assert not study.exists()
