@@ -1,7 +1,7 @@
 """Each probe's power model: its test unit, its cells, its tests and what is assumed without a pilot.
 
 Used by ``--plan-only`` (:func:`power_plan`, from the planned prompts), ``audit --plan-only`` and
-``biasatlas power`` (:func:`pilot_rows`, from a finished study's answers). The statistics are in
+``biasatlas power`` (:func:`pilot_plan`, from a finished study's answers). The statistics are in
 :mod:`biasatlas.stats.power`; docs/power.md states the formulas and where each assumption comes from.
 
 - contact: the unit is the prompt set (one question under no / positive / negative contact; with
@@ -45,11 +45,6 @@ SAMARITAN_SD_SOURCE = (
 )
 CONTACT_ALPHA = 0.05
 SAMARITAN_ALPHA = 0.01
-PROBES = ("contact", "samaritan")
-
-
-def has_power_model(probe: str) -> bool:
-    return probe in PROBES
 
 
 def power_plan(probe: str, prompts: Sequence[Prompt], *, mode: str | None = None, alpha: float | None = None,

@@ -23,8 +23,9 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+#: every test here rejects at p < alpha, the strict rule of the probes' ``significant``
 DESIGNS = ("mcnemar", "paired_t")
-#: rejection rule of every test here: p < alpha (the probes' ``significant`` uses the same strict rule)
+#: float slack when comparing an effect with the discordance it cannot exceed
 TINY = 1e-12
 
 
