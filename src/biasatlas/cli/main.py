@@ -35,10 +35,10 @@ COMMAND_MODULES = (
     "biasatlas.cli.run_stories",
     "biasatlas.cli.run_leakage",
     "biasatlas.cli.debias",
+    "biasatlas.cli.power",
     "biasatlas.cli.export",
     "biasatlas.cli.audit",
     "biasatlas.cli.batch",
-    "biasatlas.cli.power",
 )
 for _module in COMMAND_MODULES:
     try:
