@@ -233,3 +233,32 @@ def units_needed(design: str, effect: float, alpha: float, power: float = 0.8, *
     if sd is not None and sd <= 0:
         raise PowerError(f"sd must be positive (got {sd}): no spread in the differences, no t-test to plan")
     return _t_units(effect / sd if sd is not None else effect, alpha, power)
+
+
+def detectable_effect_of_pairs(design: str, x: Any, y: Any, alpha: float, power: float = 0.8) -> MDE:
+    """The MDE of a finished paired test, from its own pairs: the sensitivity to state beside a result that
+    is not significant ("the smallest effect this test had ``power`` to detect").
+
+    ``x`` and ``y`` are the paired values as the test took them (a pair with a NaN on either side is left
+    out, as the tests leave it): decisions 0/1 for ``mcnemar`` (ψ = the share of pairs that differ), numbers
+    for ``paired_t`` (sd = the sd of x − y; the value is on their scale).
+    """
+    import numpy as np
+
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.shape != b.shape:
+        raise PowerError(f"x and y must be paired (got {a.size} and {b.size} values)")
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
+    n = int(a.size)
+    if design == "mcnemar":
+        rate = float(np.mean(a != b)) if n else 0.0
+        return detectable_effect(design, n, alpha, power, discordant_rate=rate)
+    if n < 2:
+        return detectable_effect(design, n, alpha, power)  # its reason: fewer than 2 pairs
+    diff = a - b
+    # equal up to the rounding of the subtraction counts as no spread (stats.paired.no_spread does the same)
+    sd = float(np.std(diff, ddof=1))
+    if sd <= 1e-12 * max(1.0, float(np.max(np.abs(diff)))):
+        sd = 0.0
+    return detectable_effect(design, n, alpha, power, sd=sd)

@@ -168,3 +168,25 @@ def test_an_observed_row_without_movement_has_no_mde_and_says_why() -> None:
     assert frozen.value is None and "never move" in (frozen.reason or "")
     flat = detectable_effect("paired_t", 40, 0.05, sd=0.0)
     assert flat.value is None and "sd 0" in (flat.reason or "")
+
+
+def test_mde_of_a_finished_tests_own_pairs() -> None:
+    from biasatlas.stats.power import detectable_effect_of_pairs
+
+    rng = np.random.default_rng(8)
+    before = rng.integers(0, 2, 200).astype(float)
+    after = np.where(rng.random(200) < 0.25, 1 - before, before)
+    after[:5] = np.nan  # unreadable: left out, as the test leaves it
+    mde = detectable_effect_of_pairs("mcnemar", before, after, 0.05)
+    rate = float(np.mean(before[5:] != after[5:]))
+    assert mde.n == 195 and mde.value == detectable_effect("mcnemar", 195, 0.05, discordant_rate=rate).value
+    yes_sayer = detectable_effect_of_pairs("mcnemar", np.zeros(210), np.zeros(210), 0.05)
+    assert yes_sayer.value is None and "never move" in (yes_sayer.reason or "")
+    group, control = rng.normal(60, 5, 40), rng.normal(58, 5, 40)
+    rated = detectable_effect_of_pairs("paired_t", group, control, 0.01)
+    sd = float(np.std(group - control, ddof=1))
+    assert rated.value == pytest.approx(sd * TTestPower().solve_power(nobs=40, alpha=0.01, power=0.8))
+    same = detectable_effect_of_pairs("paired_t", np.full(10, 0.3) + 0.1, np.full(10, 0.1) + 0.1, 0.05)
+    assert same.value is None and "sd 0" in (same.reason or "")
+    with pytest.raises(PowerError, match="paired"):
+        detectable_effect_of_pairs("paired_t", np.zeros(3), np.zeros(4), 0.05)
