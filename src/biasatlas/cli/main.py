@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "biasatlas.cli.run_stories",
     "biasatlas.cli.run_leakage",
     "biasatlas.cli.debias",
+    "biasatlas.cli.power",
     "biasatlas.cli.export",
     "biasatlas.cli.audit",
     "biasatlas.cli.batch",
