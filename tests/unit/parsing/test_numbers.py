@@ -14,9 +14,9 @@ DATA = Path(__file__).parent / "data"
 
 
 def load(name: str) -> list[dict[str, str]]:
-    """A labelled table; "\\n" in an answer stands for a line break."""
+    """A labelled table; "\\n" in an answer stands for a line break, "#" lines at the top are its header."""
     with (DATA / name).open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+        rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
     for row in rows:
         row["answer"] = row["answer"].replace("\\n", "\n")
     return rows
