@@ -186,7 +186,8 @@ class AnswerParser:
     def _bare_negation(sentence: str, lex: Lexicon) -> bool:
         """A short first sentence that only negates: "Not really.", "I would not.", "Eiginlega ekki."."""
         tokens = TOKEN.findall(sentence)
-        return len(tokens) <= BARE_NEGATION_WORDS and any(lex.is_negator(t) for t in tokens)
+        limit = BARE_NEGATION_WORDS + any(t in lex.self_words for t in tokens)  # "Ich würde das eher nicht tun."
+        return len(tokens) <= limit and any(lex.is_negator(t) for t in tokens)
 
 
 def choose_by_probability(option_probs: dict[str, float] | None, options: tuple[str, ...]) -> Outcome:

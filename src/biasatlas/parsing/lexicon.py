@@ -69,6 +69,7 @@ class Lexicon:
     rhetorical: frozenset[tuple[str, ...]] = frozenset()
     degree_words: frozenset[str] = frozenset()
     assent: frozenset[str] = frozenset()
+    answer_words: frozenset[str] = frozenset()  # one-word options of every scale
     corrections: re.Pattern[str] | None = None
     patterns: tuple[tuple[re.Pattern[str], str], ...] = ()
 
@@ -181,6 +182,15 @@ def lexicon(scale: str, language: str) -> Lexicon:
         rhetorical=_phrases(data.get("rhetorical"), language),
         degree_words=_words(data.get("degree_words"), language),
         assent=_words(data.get("assent"), language),
+        answer_words=frozenset(
+            entry.lstrip("^")
+            for lang in _languages(language)
+            for table in data["scales"].values()
+            for meaning, entries in table.get(lang, {}).items()
+            if meaning != "both"
+            for entry in entries
+            if " " not in entry
+        ),
         corrections=re.compile("|".join(f"(?:{m})" for m in markers)) if markers else None,
         patterns=tuple(patterns),
     )

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from biasatlas.parsing.lexicon import BOTH, HEDGE, NEGATIVE, OPPOSITE, TOKEN, Hit, Lexicon
 
 SEGMENT = re.compile(r"[,:()\[\]]|\s-+\s|\s-+$|^-+\s")
-LEAD = re.compile(r"\s-+\s")  # "Selten - ich esse meistens allein.": the answer, then its explanation
+# "Selten - ich esse meistens allein.", "Rarely, I usually eat alone.": the answer, then its explanation.
+LEAD = re.compile(r"\s-+\s|,\s")
 OFF_QUESTION_WORDS = 5  # a statement this long without "I"/"you" is about somebody else
 
 
@@ -106,6 +107,10 @@ def _idioms(sentence: str, lex: Lexicon) -> tuple[str, list[Reading]]:
     return sentence, readings
 
 
+def _self(text: str, lex: Lexicon) -> bool:
+    return any(t in lex.self_words for t in TOKEN.findall(text))
+
+
 def pure(text: str, lex: Lexicon) -> bool:
     """Every word of ``text`` is part of a phrase or a filler: "Yes.", "Well, mostly", "Nei, nei"."""
     seg = _Segment(text, lex)
@@ -116,7 +121,10 @@ def read_sentence(sentence: str, lex: Lexicon) -> list[Reading]:
     """The options, hedges and both-option words of one sentence, negation applied."""
     sentence, readings = _idioms(sentence, lex)
     lead = LEAD.split(sentence, maxsplit=1)
-    if len(lead) == 2 and pure(lead[0], lex):
+    # after a comma only an explanation about the respondent ("Rarely, I usually eat alone."), not a
+    # second answer ("Somewhat likely, somewhat unlikely")
+    explains = len(lead) == 2 and (" -" in sentence[len(lead[0]) : len(lead[0]) + 3] or _self(lead[1], lex))
+    if explains and pure(lead[0], lex):
         first = read_sentence(lead[0], lex)
         if len({r.meaning for r in first}) == 1 and first[0].meaning in OPPOSITE:
             return readings + first  # the explanation after the dash is not a second answer
@@ -168,7 +176,9 @@ def _at_edge(seg: _Segment, lex: Lexicon) -> bool:
     if not options:
         return False
     skip = lex.fillers | {"so", "also", "því", "svo"}
-    opens = all(i in seg.covered or seg.tokens[i] in skip for i in range(options[0].start))
+    opens = all(
+        i in seg.covered or seg.tokens[i] in skip or lex.is_negator(seg.tokens[i]) for i in range(options[0].start)
+    )
     closes = all(
         i in seg.covered or seg.tokens[i] in lex.fillers or lex.is_negator(seg.tokens[i])
         for i in range(options[-1].end, len(seg.tokens))
@@ -190,5 +200,7 @@ def make_sentence(text: str, lex: Lexicon) -> Sentence:
     about_others = len(tokens) >= OFF_QUESTION_WORDS and not any(t in lex.self_words for t in tokens)
     answered = any(pure(piece, lex) for piece in SEGMENT.split(text)) or _at_edge(seg, lex)  # "..., so yes."
     off = not question and has_option and about_others and not answered
-    negates = not question and about_others and any(lex.is_negator(t) for t in tokens)
+    # "Many people do not invite them.", "Jewish families are often treated with suspicion." (to a yes/no
+    # question): the words of an answer, about somebody else
+    negates = not question and about_others and any(lex.is_negator(t) or t in lex.answer_words for t in tokens)
     return Sentence(text, tuple(readings), question, unit, off, negates)
