@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biasatlas.parsing.lexicon import refusal_patterns
-from biasatlas.parsing.rating_rules import LEGEND, RETRACTED, complement, corrected
+from biasatlas.parsing.rating_rules import DECADES, LEGEND, RETRACTED, complement, corrected
 from biasatlas.parsing.text import normalise, strip_reasoning
 from biasatlas.records import Outcome
 
@@ -194,6 +194,11 @@ class _Text:
             else:  # "3 out of 4 people", "8/10", "50/50"
                 self.ratio = True
             self._blank(m.start(), m.end())
+        for m in DECADES.finditer(self.masked):  # "in the 70s or 80s": a range of ratings, not an age
+            low = float(m.group(1) or m.group(3))
+            high = float(m.group(2) or m.group(4) or low) + 9
+            self._add((low + high) / 2, "range", m, {"range": [low, high]})
+            self._blank(m.start(), m.end())
         clocks = (CLOCK_AM_EN,) if language == "en" else ()
         for pattern in (QUANTITY, CLOCK_ORDINAL, *clocks):  # (after RATIO: "60 times out of 100" is a rating)
             for m in pattern.finditer(self.masked):
@@ -290,7 +295,8 @@ class RatingParser:
         if cued:
             return cued[-1], "cue"
         last = candidates[-1]
-        if FINAL_AFTER.search(found.masked[: last.start]) and not found.masked[last.end :].strip(" .!\n"):
+        labelled = [c for c in candidates if FINAL_AFTER.search(found.masked[: c.start])]
+        if labelled == [last] and not found.masked[last.end :].strip(" .!\n"):
             return last, "final"  # "With 2 bags, 1 dog and 4 strangers around: 55"
         lead = candidates[0]
         if lead.leading:

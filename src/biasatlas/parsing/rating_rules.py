@@ -1,6 +1,7 @@
 """Rules of the rating reader added for issue 27: the scale's legend restated, a value taken back,
 a self-correction, a rating given with its complement.
 
+- ``DECADES``: "in the 70s or 80s" is a range of ratings.
 - ``LEGEND``: "(1 = not at all, 100 = certain)", "1 = nie, 100 = immer:" is the scale, not two ratings.
 - ``RETRACTED``: "I said 70, but 60 is more realistic", "Ich habe 70 gesagt": the 70 is taken back.
 - ``corrected``: "55 - no, let's say 50.", "I'd say 85... no, 88.": the value after the correction.
@@ -33,6 +34,14 @@ CORRECTION = re.compile(
     re.IGNORECASE,
 )
 MARKER_REACH = 40
+# "in the 70s or 80s", "the high 80s", "in den 70ern oder 80ern": decades of the scale, not ages ("in his
+# 70s", "in seinen 70ern" stay ages: only "the"/"den"/"die" before them).
+_HEIGHT = r"(?:(?:high|low|mid|upper|lower|hohen|niedrigen|mittleren|oberen|unteren)[\s-]+)?"
+DECADES = re.compile(
+    rf"\bthe\s+{_HEIGHT}(\d0)'?s\b(?:\s+(?:or|to|and)\s+(?:the\s+)?{_HEIGHT}(\d0)'?s\b)?"
+    rf"|\b(?:den|die)\s+{_HEIGHT}(\d0)ern?\b(?:\s+(?:oder|bis|und)\s+(?:den\s+)?{_HEIGHT}(\d0)ern?\b)?",
+    re.IGNORECASE,
+)
 # The label of a complement: not helping ("ignore: 30", "Not help: 35%", "Weitergehen: 25 von 100").
 COMPLEMENT = re.compile(
     r"\b(?:ignor\w*|not\s+(?:help|stop)\w*|no\s+help|wouldn't\s+help|won't\s+help|walk\w*\s+(?:past|by|on|away)"

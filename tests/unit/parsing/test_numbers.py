@@ -37,7 +37,8 @@ def misread(rows: list[dict[str, str]]) -> list[str]:
 
 
 @pytest.mark.parametrize(("name", "minimum"), [("ratings.csv", 0.99), ("ratings_heldout.csv", 0.97),
-                                               ("ratings_fresh.csv", 0.97), ("ratings_fresh_heldout.csv", 0.97)])
+                                               ("ratings_fresh.csv", 0.97), ("ratings_dev.csv", 0.97),
+                                               ("ratings_fresh_heldout.csv", 0.97)])
 def test_accuracy_on_labelled_table(name: str, minimum: float) -> None:
     rows = load(name)
     wrong = misread(rows)
@@ -248,6 +249,9 @@ CLASS_CASES = [
     ("70-80, so 75.", "en", 75.0, None),
     ("Zwischen 60 und 70 – ich sage 65.", "de", 65.0, None),
     ("Roughly 65-70%. If I had to pick one number: 68.", "en", 68.0, None),
+    ("Likely in the high 80s.", "en", None, "range"),
+    ("Irgendwo in den 70ern oder 80ern.", "de", None, "range"),
+    ("He is in his 70s, so 60.", "en", 60.0, None),
 ]
 
 
