@@ -100,7 +100,8 @@ def self_correction(text: str, lex: Lexicon) -> Outcome | None:
             continue  # nothing revised: "Actually, yes." is just "yes"
         for after in (make_sentence(x, lex) for x in _sentences(text[marker.end() :])):
             if not after.off and after.readings:  # the first sentence that decides
-                if outcome := _value(after.readings, "self-correction"):
+                hedged = any(r.meaning == HEDGE for r in after.readings)  # "Yes, no, maybe": no decision
+                if not hedged and (outcome := _value(after.readings, "self-correction")):
                     return outcome
                 break
     return None

@@ -70,6 +70,8 @@ class Lexicon:
     degree_words: frozenset[str] = frozenset()
     assent: frozenset[str] = frozenset()
     answer_words: frozenset[str] = frozenset()  # one-word options of every scale
+    impersonal: frozenset[str] = frozenset()
+    complementizers: frozenset[str] = frozenset()
     corrections: re.Pattern[str] | None = None
     patterns: tuple[tuple[re.Pattern[str], str], ...] = ()
 
@@ -182,6 +184,8 @@ def lexicon(scale: str, language: str) -> Lexicon:
         rhetorical=_phrases(data.get("rhetorical"), language),
         degree_words=_words(data.get("degree_words"), language),
         assent=_words(data.get("assent"), language),
+        impersonal=_words(data.get("impersonal"), language),
+        complementizers=_words(data.get("complementizers"), language),
         answer_words=frozenset(
             entry.lstrip("^")
             for lang in _languages(language)

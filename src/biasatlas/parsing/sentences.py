@@ -186,6 +186,14 @@ def _at_edge(seg: _Segment, lex: Lexicon) -> bool:
     return opens or closes
 
 
+def _about_the_action(seg: _Segment, lex: Lexicon) -> bool:
+    """"That would rarely happen.", "Das kommt eher selten vor.": the action asked about, not other people."""
+    options = [h for h in seg.hits if h.phrase.meaning in OPPOSITE]
+    if not options or not seg.tokens or seg.tokens[0] not in lex.impersonal:
+        return False
+    return not any(t in lex.complementizers for t in seg.tokens[options[0].end :])
+
+
 def make_sentence(text: str, lex: Lexicon) -> Sentence:
     """Read ``text`` (one sentence, lower case) and classify it."""
     readings = read_sentence(text, lex)
@@ -199,6 +207,7 @@ def make_sentence(text: str, lex: Lexicon) -> Sentence:
     has_option = any(r.meaning in OPPOSITE for r in readings)
     about_others = len(tokens) >= OFF_QUESTION_WORDS and not any(t in lex.self_words for t in tokens)
     answered = any(pure(piece, lex) for piece in SEGMENT.split(text)) or _at_edge(seg, lex)  # "..., so yes."
+    answered = answered or _about_the_action(seg, lex)
     off = not question and has_option and about_others and not answered
     # "Many people do not invite them.", "Jewish families are often treated with suspicion." (to a yes/no
     # question): the words of an answer, about somebody else

@@ -299,3 +299,28 @@ def test_misread_classes(scale: str, language: str, answer: str, value: str | No
     """Issue 27, point 1: each misread class, in the languages it occurs in."""
     outcome = AnswerParser(scale, language).parse(answer)
     assert (outcome.value, outcome.reason) == (value, reason), outcome
+
+
+GUARDS = [
+    # what the issue-27 rules must leave alone
+    ("certainty", "en", "I can't wait! Yes.", AFFIRMATIVE, None),
+    ("certainty", "en", "No. I can't imagine avoiding someone for their religion.", NEGATIVE, None),
+    ("frequency", "en", "That would rarely happen.", NEGATIVE, None),
+    ("frequency", "de", "Das kommt eher selten vor.", NEGATIVE, None),
+    ("frequency", "en", "Not very often, to be honest.", NEGATIVE, None),
+    ("certainty", "en", "Yes, I would never avoid them.", AFFIRMATIVE, None),
+    ("certainty", "en", "Yes, no problem.", AFFIRMATIVE, None),
+    ("certainty", "en", "Yes, actually I would love to.", AFFIRMATIVE, None),
+    ("certainty", "en", "Yes, no, maybe.", None, "both options"),
+    ("likelihood", "en", "Likely, no doubt.", AFFIRMATIVE, None),
+    ("certainty", "en", "As an AI, I don't have opinions, but generally, yes.", AFFIRMATIVE, None),
+    ("certainty", "en", "As an AI, I don't have neighbours. So no.", None, "refusal"),
+]
+
+
+@pytest.mark.parametrize(("scale", "language", "answer", "value", "reason"), GUARDS)
+def test_new_rules_leave_plain_answers_alone(
+    scale: str, language: str, answer: str, value: str | None, reason: str | None
+) -> None:
+    outcome = AnswerParser(scale, language).parse(answer)
+    assert (outcome.value, outcome.reason) == (value, reason), outcome
