@@ -54,6 +54,12 @@ def _options(readings: list[Reading]) -> set[str]:
     return {AFFIRMATIVE, NEGATIVE} if any(r.meaning == BOTH for r in readings) else found
 
 
+def _cues(text: str, lex: Lexicon) -> list[re.Match[str]]:
+    """The answer cues in ``text``, built-in and the language's own, in order."""
+    found = list(CUE.finditer(text)) + (list(lex.cue.finditer(text)) if lex.cue else [])
+    return sorted(found, key=lambda m: m.end())
+
+
 def without_refusals(text: str, lex: Lexicon) -> tuple[str, bool]:
     """``text`` with every refusal cut out, and whether there was one.
 
@@ -67,7 +73,7 @@ def without_refusals(text: str, lex: Lexicon) -> tuple[str, bool]:
         return text, False
     first = min(found, key=lambda m: m.start())
     rest = text[first.end() :]
-    cue = list(CUE.finditer(rest))
+    cue = _cues(rest, lex)
     turns = [m for m in TOKEN.finditer(rest) if m.group(0) in lex.turns]
     cut = max([m.end() for m in cue] + [m.end() for m in turns], default=len(rest))
     kept, _ = without_refusals(rest[cut:], lex)
@@ -125,7 +131,7 @@ class AnswerParser:
         body, cut = strip_reasoning(text)
         norm, refused = without_refusals(normalise(body).lower(), lex)
         sentences = [make_sentence(s, lex) for s in _sentences(norm)]
-        cues = list(CUE.finditer(norm))
+        cues = _cues(norm, lex)
         if cues:
             rest = _sentences(norm[cues[-1].end() :])
             if rest and (outcome := _value(read_sentence(rest[0], lex), "final answer")):

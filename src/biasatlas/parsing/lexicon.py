@@ -72,6 +72,8 @@ class Lexicon:
     answer_words: frozenset[str] = frozenset()  # one-word options of every scale
     impersonal: frozenset[str] = frozenset()
     complementizers: frozenset[str] = frozenset()
+    knows_self: bool = False  # the language lists its self words: "about others" can be told
+    cue: re.Pattern[str] | None = None  # the language's own answer cues ("Réponse :"), besides the built-in ones
     corrections: re.Pattern[str] | None = None
     patterns: tuple[tuple[re.Pattern[str], str], ...] = ()
 
@@ -99,16 +101,36 @@ class Lexicon:
 
 
 def merge(into: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    """``extra`` merged into ``into``: mappings recursively, lists concatenated, other values replaced."""
+    """``extra`` merged into ``into``: mappings recursively, lists concatenated, new keys added; a value
+    of another type than the one it would replace is skipped (a malformed file cannot break the lists)."""
     for key, value in extra.items():
         old = into.get(key)
-        if isinstance(old, dict) and isinstance(value, dict):
+        if old is None:
+            into[key] = value
+        elif isinstance(old, dict) and isinstance(value, dict):
             merge(old, value)
         elif isinstance(old, list) and isinstance(value, list):
             into[key] = old + value
-        else:
+        elif type(old) is type(value) and not isinstance(old, (dict, list)):
             into[key] = value
     return into
+
+
+def per_language(loaded: dict[str, Any]) -> dict[str, Any]:
+    """A file of one language written flat (``language: fr`` and ``negators: [...]``, ``scales: {certainty:
+    {affirmative: [...]}}``) in the per-language shape of lexicon.yaml (``negators: {fr: [...]}``)."""
+    language = loaded.get("language")
+    if not isinstance(language, str):
+        return loaded
+    shaped: dict[str, Any] = {}
+    for key, value in loaded.items():
+        if key == "language" or key == "provenance":
+            continue
+        if key in ("scales", "patterns") and isinstance(value, dict):
+            shaped[key] = {name: {language: entries} for name, entries in value.items()}
+        else:
+            shaped[key] = {language: value}
+    return shaped
 
 
 @lru_cache(maxsize=1)
@@ -120,7 +142,7 @@ def _data() -> dict[str, Any]:
     for file in extra:
         loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
         if isinstance(loaded, dict):
-            merge(data, loaded)
+            merge(data, per_language(loaded))
     return data
 
 
@@ -186,6 +208,8 @@ def lexicon(scale: str, language: str) -> Lexicon:
         assent=_words(data.get("assent"), language),
         impersonal=_words(data.get("impersonal"), language),
         complementizers=_words(data.get("complementizers"), language),
+        knows_self=bool((data.get("self_words") or {}).get(language)),
+        cue=_cue(data, language),
         answer_words=frozenset(
             entry.lstrip("^")
             for lang in _languages(language)
@@ -198,6 +222,11 @@ def lexicon(scale: str, language: str) -> Lexicon:
         corrections=re.compile("|".join(f"(?:{m})" for m in markers)) if markers else None,
         patterns=tuple(patterns),
     )
+
+
+def _cue(data: dict[str, Any], language: str) -> re.Pattern[str] | None:
+    cues = [c for lang in _languages(language) for c in (data.get("answer_cues") or {}).get(lang, [])]
+    return re.compile("|".join(f"(?:{c})" for c in cues)) if cues else None
 
 
 @lru_cache(maxsize=64)

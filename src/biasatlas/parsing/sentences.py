@@ -205,7 +205,9 @@ def make_sentence(text: str, lex: Lexicon) -> Sentence:
     loose = [t for i, t in enumerate(tokens) if i not in seg.covered and t not in lex.fillers]
     unit = not question and bool(readings) and len(tokens) <= 5 and len(loose) <= 2
     has_option = any(r.meaning in OPPOSITE for r in readings)
-    about_others = len(tokens) >= OFF_QUESTION_WORDS and not any(t in lex.self_words for t in tokens)
+    about_others = (
+        lex.knows_self and len(tokens) >= OFF_QUESTION_WORDS and not any(t in lex.self_words for t in tokens)
+    )
     answered = any(pure(piece, lex) for piece in SEGMENT.split(text)) or _at_edge(seg, lex)  # "..., so yes."
     answered = answered or _about_the_action(seg, lex)
     off = not question and has_option and about_others and not answered
