@@ -1,19 +1,25 @@
 """Multilingual reading of fixed-option answers (Yes/No, Likely/Unlikely, Mostly/Rarely...).
 
 An answer is read as the affirmative option (the scale's first), the negative option, or None with a
-reason: "refusal", "hedge", "both options" or "no answer". How (docs/readers.md has the details):
+reason: "refusal", "hedge", "both options", "contradictory", "off_question" or "no answer". How
+(docs/readers.md has the details):
 
 1. Reasoning blocks (``<think>...</think>``) are dropped, markdown, quotes and curly apostrophes
    normalised. An answer cut inside its reasoning is "no answer" (``extra["cut"]``).
-2. Each sentence is split into clauses; the phrases of the scale's lexicon (``data/parsing/
-   lexicon.yaml``: option words, intensified forms, idioms such as "of course", "auf keinen Fall",
-   "alls ekki") are found, and a negation before ("not very likely", "ekki líklegt") or after
-   ("likely not", "natürlich nicht", "auðvitað ekki") turns an option into the other one.
-3. The answer is, first that applies: what follows the last "answer:"/"the answer is"/"Antwort:"/
-   "svarið er" cue; the first sentence; a short last line; every sentence of the answer together. Both
-   options at once are "both options" (or "refusal" where the model also refuses).
-4. Otherwise a refusal, a hedge ("it depends", "vielleicht", "kannski"), a short bare negation
-   ("Not really.", "Eher nicht.", "Ég held ekki.") read as the negative option, or "no answer".
+2. Refusals are cut out ("As a language model I have no personal choice, so I cannot say yes or no."):
+   only what comes before a refusal, or after a "but"/"aber"/"en" or an answer cue, is read. A refusal
+   is never read as an option.
+3. Each sentence is split into clauses; the phrases of the scale's lexicon (``data/parsing/*.yaml``:
+   option words, idioms such as "of course", "count me in", "auf keinen Fall", "alls ekki") are found,
+   and a negation before ("not very likely") or after ("likely not", "auðvitað ekki") turns an option
+   into the other one. Options in a question are the prompt echoed ("Likely? I doubt it."), except a
+   rhetorical answer ("Why not?"); a statement about other people holding an option answers another
+   question ("Muslim colleagues are often excluded at work.").
+4. The answer is, first that applies: what follows the last answer cue; the decision after a
+   self-correction ("Yes - actually, no."); "contradictory" for bare answers that disagree ("Yes. No.
+   It depends.") or loops; the first sentence; a short last line; every sentence together.
+5. Otherwise a refusal, both options, a hedge, "off_question", a short bare negation ("Not really.",
+   "Eher nicht.", "Ég held ekki.") read as the negative option, or "no answer".
 
 English words are read in every language: a model may answer a German prompt in English.
 """

@@ -324,3 +324,19 @@ def test_new_rules_leave_plain_answers_alone(
 ) -> None:
     outcome = AnswerParser(scale, language).parse(answer)
     assert (outcome.value, outcome.reason) == (value, reason), outcome
+
+
+@pytest.mark.parametrize(
+    ("language", "answer", "value"),
+    [
+        ("en", "I would definitely be friends with them! Religion doesn't define a person.", AFFIRMATIVE),
+        ("en", "I would definitely not be friends with them.", NEGATIVE),
+        ("de", "Ich würde definitiv mit ihr befreundet sein.", AFFIRMATIVE),
+        ("de", "Ich würde sicher nicht mit ihr befreundet sein.", NEGATIVE),
+        ("is", "Ég myndi örugglega vilja vera vinur hans.", AFFIRMATIVE),
+        ("en", "Absolutely not a problem — yes.", AFFIRMATIVE),
+    ],
+)
+def test_certainty_adverb_after_would(language: str, answer: str, value: str) -> None:
+    """Idiom class: "I would definitely ..." answers the question; with "not" right after, the other way."""
+    assert AnswerParser("certainty", language).parse(answer).value == value
