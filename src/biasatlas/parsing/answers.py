@@ -105,7 +105,7 @@ def self_correction(text: str, lex: Lexicon) -> Outcome | None:
         if marker.end() == marker.start() and not OPTION_MARKER_AFTER.search(text[: marker.start()]):
             continue  # "Yes. No." and "Yes/No" are two answers; "Yes... no," and "Ja - nein," revise one
         words = TOKEN.findall(text[: marker.start()])
-        while words and words[-1] in lex.fillers:
+        while words and (words[-1] in lex.fillers or words[-1] in lex.turns):  # "no, but on reflection: yes"
             words.pop()
         ends = [" ".join(words[-n:]) for n in range(1, min(4, len(words)) + 1)]
         if not any(pure(end, lex) and _value(read_sentence(end, lex), "") for end in ends):
