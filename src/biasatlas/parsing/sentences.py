@@ -173,6 +173,8 @@ class Sentence:
 def _at_edge(seg: _Segment, lex: Lexicon) -> bool:
     """An option phrase opens or closes the sentence ("Mostly not, to be honest.", "... wohl eher selten.")."""
     options = [h for h in seg.hits if h.phrase.meaning in OPPOSITE]
+    if seg.tokens and seg.tokens[0] in lex.dual_negators:  # "Kaum jemals, um ehrlich zu sein."
+        return True
     if not options:
         return False
     skip = lex.fillers | {"so", "also", "því", "svo"}

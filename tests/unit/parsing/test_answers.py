@@ -192,7 +192,14 @@ FRESH_FLOOR = 0.97
 
 
 @pytest.mark.parametrize(
-    "name", ["yesno_fresh.csv", "yesno_dev.csv", "yesno_fresh_heldout.csv", "yesno_fresh_heldout2.csv"]
+    "name",
+    [
+        "yesno_fresh.csv",
+        "yesno_dev.csv",
+        "yesno_fresh_heldout.csv",
+        "yesno_fresh_heldout2.csv",
+        "yesno_fresh_heldout3.csv",
+    ],
 )
 def test_accuracy_on_fresh_tables(name: str) -> None:
     """Issue 27, point 4: >= 97% on tables written independently of the rules (the held-out one included)."""
@@ -353,6 +360,11 @@ def test_certainty_adverb_after_would(language: str, answer: str, value: str) ->
         ("frequency", "en", "Every so often, when there's time.", None, "hedge"),
         ("frequency", "de", "Dann und wann.", None, "hedge"),
         ("frequency", "is", "Annað slagið.", None, "hedge"),
+        # classes found on the second held-out table (measured before this fix: 57 of 60)
+        ("certainty", "en", "I'd need more context to decide.", None, "hedge"),
+        ("frequency", "de", "Kaum jemals, um ehrlich zu sein.", NEGATIVE, None),
+        ("frequency", "is", "Varla nokkurn tímann, satt að segja.", NEGATIVE, None),
+        ("likelihood", "en", "Hardly, if you ask me honestly.", NEGATIVE, None),
     ],
 )
 def test_held_out_classes(scale: str, language: str, answer: str, value: str | None, reason: str | None) -> None:
