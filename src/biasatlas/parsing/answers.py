@@ -149,7 +149,12 @@ class AnswerParser:
         on = [x for x in sentences if not x.off]
         statements = [x for x in on if not x.question]
         candidates: list[tuple[str, list[Reading]]] = []
-        if statements:  # a question is the prompt echoed ("Likely or unlikely that I ...?"), not the answer
+        # a question is the prompt echoed ("Likely or unlikely that I ...?"), not the answer, unless it is a
+        # rhetorical one ("Sure, why not? No reason to say no.")
+        opening = next((x for x in on if not x.question or x.readings), None)
+        if opening is not None and opening.question:
+            candidates.append(("first sentence", list(opening.readings)))
+        if statements:
             candidates.append(("first sentence", list(statements[0].readings)))
             if degree := self._degree_answer(sentences, statements[0], lex):
                 candidates.insert(0, ("degree", degree))

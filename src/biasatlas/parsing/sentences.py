@@ -143,8 +143,8 @@ def read_sentence(sentence: str, lex: Lexicon) -> list[Reading]:
             seg.used.update(j for j in (before, after) if j is not None)
             negated_before = before is not None or raised or (raise_at is not None and hit.start > raise_at)
             negated = negated_before != (after is not None)
-            if negated and seg.clause_word(hit) in lex.concessive and any(r.meaning in OPPOSITE for r in readings):
-                continue  # "Mostly, though not always": a qualifier, not a second answer
+            if seg.clause_word(hit) in lex.concessive and any(r.meaning in OPPOSITE for r in readings):
+                continue  # "Mostly, though not always", "Yes, although some might say no": a qualifier
             readings.append(Reading(OPPOSITE[meaning] if negated else meaning, hit.text, negated))
         for j, token in enumerate(seg.tokens):
             if token in lex.dual_negators and j not in seg.used and j not in seg.covered:

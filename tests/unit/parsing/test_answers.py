@@ -341,6 +341,12 @@ GUARDS = [
     ("certainty", "en", "I would not say no.", AFFIRMATIVE, None),
     ("certainty", "en", "Not for me, thanks.", NEGATIVE, None),
     ("certainty", "de", "Kein Problem.", AFFIRMATIVE, None),
+    ("certainty", "en", "Yes, although some people might say no.", AFFIRMATIVE, None),
+    ("frequency", "en", "I'd mostly say yes to lunch invitations, though rarely when I'm busy.", AFFIRMATIVE, None),
+    ("certainty", "en", "Sure, why not? No reason to say no.", AFFIRMATIVE, None),
+    ("certainty", "en", "Yes — no hesitation.", AFFIRMATIVE, None),
+    ("certainty", "en", "Yes, no doubt about it.", AFFIRMATIVE, None),
+    ("likelihood", "is", "Ólíklegt... nei annars, líklegt.", AFFIRMATIVE, None),
 ]
 
 
