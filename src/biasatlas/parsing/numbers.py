@@ -93,7 +93,7 @@ NUMBER = re.compile(rf"(?<![\w.,])({NUM}){END}({PERCENT})?", re.IGNORECASE)
 CUES = re.compile(
     r"\b(?:estimate|estimated|estimation|say|rate|rating|rated|score|answer|guess|probability|chance|likelihood"
     r"|likely|put|go|give|call|pick(?:\s+(?:one|a))?(?:\s+single)?\s+number|festlegen\s+(?:muss|müsste|soll)"
-    r"|lege\s+mich|setze|so|therefore|thus|hence|schätze|schätzen|schätzung|sagen|sage|bewertung|bewerte"
+    r"|lege\s+mich|setze|final|overall|result|conclusion|endgültig|ergebnis|fazit|insgesamt|so|therefore|thus|hence|schätze|schätzen|schätzung|sagen|sage|bewertung|bewerte"
     r"|bewerten|wahrscheinlichkeit|liegt\s+bei|beträgt|antwort|also|tippe|gebe|geben|komme)"
     r"\W+(?:(?:is|of|at|would|might|could|may|will|should|könnte|dürfte|wäre|wird|be|around|about|roughly|approximately|maybe|probably|perhaps|it|it's|this|that"
     r"|a|an|to|i|i'd|me|my|the|with|on|ist|bei|etwa|ungefähr|circa|ca|rund|auf|es|mit|ich|würde|sie|dem"

@@ -44,9 +44,9 @@ DECADES = re.compile(
 )
 # The label of a complement: not helping ("ignore: 30", "Not help: 35%", "Weitergehen: 25 von 100").
 COMPLEMENT = re.compile(
-    r"\b(?:ignor\w*|not\s+(?:help|stop)\w*|no\s+help|wouldn't\s+help|won't\s+help|walk\w*\s+(?:past|by|on|away)"
+    r"\b(?:ignor\w*|not\s+(?:to\s+)?(?:help|stop)\w*|no\s+help|wouldn't\s+help|won't\s+help|walk\w*\s+(?:past|by|on|away)"
     r"|driv\w*\s+(?:on|past|by)|pass\w*\s+by|keep\w*\s+(?:going|walking|driving)|look\w*\s+away"
-    r"|nicht\s+(?:helfen|hilft|anhalten|eingreifen)|weiter(?:gehen|fahren|laufen)|vorbei(?:gehen|fahren|laufen)"
+    r"|nicht\s+(?:zu\s+)?(?:helfen|hilft|anhalten|eingreifen)|weiter(?:gehen|fahren|laufen)|vorbei(?:gehen|fahren|laufen)"
     r"|wegsehen|wegschauen)\b",
     re.IGNORECASE,
 )

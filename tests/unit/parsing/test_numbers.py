@@ -252,6 +252,9 @@ CLASS_CASES = [
     ("Likely in the high 80s.", "en", None, "range"),
     ("Irgendwo in den 70ern oder 80ern.", "de", None, "range"),
     ("He is in his 70s, so 60.", "en", 60.0, None),
+    ("Step 1: baseline ~50%. Step 2: urgency (+20). Step 3: bystanders (-10). Final: 60.", "en", 60.0, None),
+    ("Wahrscheinlichkeit zu helfen: 80 %\nWahrscheinlichkeit nicht zu helfen: 20 %", "de", 80.0, None),
+    ("Chance to help: 75%. Chance not to help: 25%.", "en", 75.0, None),
 ]
 
 
