@@ -175,7 +175,7 @@ class AnswerParser:
             return Outcome(reason="off_question")
         if statements and self._bare_negation(statements[0].text, lex):
             return Outcome(value=NEGATIVE, extra={"matched": statements[0].text, "rule": "bare negation"})
-        if statements and statements[0].negates:
+        if statements and statements[0].answer_like:
             return Outcome(reason="off_question")  # "Many people do not invite their Turkish neighbours."
         return Outcome(reason="no answer", extra={"cut": "reasoning"} if cut else {})
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from biasatlas.parsing.lexicon import BOTH, HEDGE, NEGATIVE, OPPOSITE, TOKEN, Hit, Lexicon
+from biasatlas.parsing.lexicon import AFFIRMATIVE, BOTH, HEDGE, NEGATIVE, OPPOSITE, TOKEN, Hit, Lexicon
 
 SEGMENT = re.compile(r"[,:()\[\]]|\s-+\s|\s-+$|^-+\s")
 # "Selten - ich esse meistens allein.", "Rarely, I usually eat alone.": the answer, then its explanation.
@@ -162,12 +162,12 @@ class Sentence:
     question: bool
     unit: bool  # a bare answer: "No.", "It depends.", "Mostly, yes."
     off: bool  # a statement about others holding an option: answers another question
-    negates: bool  # holds a negator (for an option-less statement about others)
+    answer_like: bool  # about others, with a negation or another scale's option word but no option
 
     @property
     def options(self) -> set[str]:
         found = {r.meaning for r in self.readings if r.meaning in OPPOSITE}
-        return {"affirmative", NEGATIVE} if any(r.meaning == BOTH for r in self.readings) else found
+        return {AFFIRMATIVE, NEGATIVE} if any(r.meaning == BOTH for r in self.readings) else found
 
 
 def _at_edge(seg: _Segment, lex: Lexicon) -> bool:
@@ -215,5 +215,5 @@ def make_sentence(text: str, lex: Lexicon) -> Sentence:
     off = not question and has_option and about_others and not answered
     # "Many people do not invite them.", "Jewish families are often treated with suspicion." (to a yes/no
     # question): the words of an answer, about somebody else
-    negates = not question and about_others and any(lex.is_negator(t) or t in lex.answer_words for t in tokens)
-    return Sentence(text, tuple(readings), question, unit, off, negates)
+    answer_like = not question and about_others and any(lex.is_negator(t) or t in lex.answer_words for t in tokens)
+    return Sentence(text, tuple(readings), question, unit, off, answer_like)
