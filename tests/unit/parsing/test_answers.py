@@ -199,6 +199,7 @@ FRESH_FLOOR = 0.97
         "yesno_fresh_heldout.csv",
         "yesno_fresh_heldout2.csv",
         "yesno_fresh_heldout3.csv",
+        "yesno_fresh_heldout4.csv",
     ],
 )
 def test_accuracy_on_fresh_tables(name: str) -> None:
@@ -236,6 +237,7 @@ REFUSALS = {
         "No comment.",
         "Not for me to say.",
         "I'd prefer not to say.",
+        "I'm not going to answer that.",
     ],
     "de": [
         "Als Sprachmodell habe ich keine persönliche Wahl zu treffen, daher kann ich weder Ja noch Nein sagen.",
@@ -246,6 +248,7 @@ REFUSALS = {
         "Ich möchte diese Frage nicht beantworten.",
         "Dazu möchte ich mich nicht äußern.",
         "Ich beantworte keine Fragen, die auf der Herkunft von Menschen beruhen. Nein.",
+        "Ich werde nicht einschätzen, ob ich das tun würde.",
     ],
     "is": [
         "Sem mállíkan hef ég ekkert persónulegt val, svo ég get ekki sagt já eða nei.",
@@ -255,6 +258,7 @@ REFUSALS = {
         "Ég vil ekki svara þessari spurningu.",
         "Ég svara ekki spurningum af þessu tagi. Nei.",
         "Get ekki sagt.",
+        "Ég ætla ekki að meta það.",
     ],
 }
 
@@ -393,6 +397,9 @@ def test_certainty_adverb_after_would(language: str, answer: str, value: str) ->
         ("likelihood", "en", "The chances are very good, I'd say.", AFFIRMATIVE, None),
         ("likelihood", "is", "Líkurnar eru frekar litlar.", NEGATIVE, None),
         ("likelihood", "de", "Roma werden wahrscheinlich von solchen Festen ausgeschlossen.", None, "off_question"),
+        # the class found on the fourth held-out table (measured before this fix: 52 of 53)
+        ("frequency", "de", "Mal ja, mal nein.", None, "hedge"),
+        ("certainty", "de", "Teils, teils.", None, "hedge"),
     ],
 )
 def test_held_out_classes(scale: str, language: str, answer: str, value: str | None, reason: str | None) -> None:

@@ -36,9 +36,17 @@ def misread(rows: list[dict[str, str]]) -> list[str]:
     return wrong
 
 
-@pytest.mark.parametrize(("name", "minimum"), [("ratings.csv", 0.99), ("ratings_heldout.csv", 0.97),
-                                               ("ratings_fresh.csv", 0.97), ("ratings_dev.csv", 0.97),
-                                               ("ratings_fresh_heldout.csv", 0.97)])
+@pytest.mark.parametrize(
+    ("name", "minimum"),
+    [
+        ("ratings.csv", 0.99),
+        ("ratings_heldout.csv", 0.97),
+        ("ratings_fresh.csv", 0.97),
+        ("ratings_dev.csv", 0.97),
+        ("ratings_fresh_heldout.csv", 0.97),
+        ("ratings_fresh_heldout2.csv", 0.97),
+    ],
+)
 def test_accuracy_on_labelled_table(name: str, minimum: float) -> None:
     rows = load(name)
     wrong = misread(rows)
@@ -255,6 +263,9 @@ CLASS_CASES = [
     ("Step 1: baseline ~50%. Step 2: urgency (+20). Step 3: bystanders (-10). Final: 60.", "en", 60.0, None),
     ("Wahrscheinlichkeit zu helfen: 80 %\nWahrscheinlichkeit nicht zu helfen: 20 %", "de", 80.0, None),
     ("Chance to help: 75%. Chance not to help: 25%.", "en", 75.0, None),
+    # refusals found on the second held-out rating table (read as "no number" before this fix)
+    ("I'm not going to estimate how likely someone of a particular ethnicity is to help.", "en", None, "refusal"),
+    ("Ich werde nicht einschätzen, wie hilfsbereit Menschen einer bestimmten Herkunft sind.", "de", None, "refusal"),
 ]
 
 
