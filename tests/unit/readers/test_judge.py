@@ -7,6 +7,8 @@ that reads those as "Yes" except every third one, which it calls unclear.
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,13 +42,22 @@ def _judge(request: Request) -> str:
     return options[0] if "Answer:\nYes." in text else options[1]
 
 
-@pytest.fixture()
-def study(tmp_path: Path) -> Store:
-    store = Store(tmp_path / "study")
+@pytest.fixture(scope="module")
+def answered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The answered study, made once; each test gets a copy (the judge writes to it)."""
+    path = tmp_path_factory.mktemp("judge") / "study"
     config = PROBE.config(languages=["en"], limit=N_PROMPTS, mode="generate")
-    run_plan(PROBE.plan(config), FakeBackend(_answer, name="answers"), store, GenerationSettings(mode="generate"),
-             progress=False)
-    return store
+    with Store(path) as store:
+        run_plan(PROBE.plan(config), FakeBackend(_answer, name="answers"), store,
+                 GenerationSettings(mode="generate"), progress=False)
+    return path
+
+
+@pytest.fixture()
+def study(answered: Path, tmp_path: Path) -> Iterator[Store]:
+    shutil.copytree(answered, tmp_path / "study")
+    with Store(tmp_path / "study") as store:
+        yield store
 
 
 def _unreadable(frame) -> int:  # type: ignore[no-untyped-def]
@@ -137,3 +148,34 @@ def test_reading_back_to_rules(study: Store) -> None:
     judge.record_reading(study, "contact", "rules", None)
     out = load_outcomes(study)
     assert set(out["reader"]) == {"rules"} and _unreadable(out) > 0
+
+
+def test_low_confidence_readings_go_to_the_judge_under_both() -> None:
+    from biasatlas.records import Outcome
+
+    assert judge.needs_judge("both", Outcome(reason="hedge"))
+    assert judge.needs_judge("both", Outcome(value="negative", extra={"rule": "bare negation"}))
+    assert judge.needs_judge("both", Outcome(value=55.0, extra={"kind": "range", "rule": "marked"}))
+    assert judge.needs_judge("both", Outcome(value="affirmative", extra={"confidence": "low"}))
+    assert not judge.needs_judge("both", Outcome(value="affirmative", extra={"rule": "first sentence"}))
+    assert judge.needs_judge("judge", Outcome(value="affirmative", extra={"rule": "first sentence"}))
+    assert not judge.needs_judge("rules", Outcome(reason="hedge"))
+
+
+def test_labels_and_prompts_per_language() -> None:
+    from biasatlas.readers.labels import judge_prompt, label_set
+
+    german = label_set("contact", "de", ("Ja", "Nein"))
+    assert german.options == ("Ja", "Nein", "Verweigerung", "unklar")
+    assert german.meaning("Verweigerung") == "refusal" and german.meaning("Ja") == "affirmative"
+    prompt = judge_prompt("contact", "de", "Würdest du ...? Antworte mit Ja oder Nein.", "Warum nicht?", german,
+                          {"answer_key": "k"})
+    assert prompt.probe == "contact.judge" and "Frage:" in prompt.text and "Warum nicht?" in prompt.text
+    assert label_set("contact", "fr", ("Oui", "Non")).options[2:] == ("refusal", "unclear")  # English words
+
+
+def test_a_judge_without_probabilities_counts_only_an_exact_label() -> None:
+    options = ("Yes", "No", "refusal", "unclear")
+    assert judge.judge_label({"Yes": 0.2, "No": 0.7, "refusal": 0.05, "unclear": 0.05}, None, options) == "No"
+    assert judge.judge_label(None, " yes. ", options) == "Yes"
+    assert judge.judge_label(None, "Yes, because they are nice.", options) is None  # no free text read
