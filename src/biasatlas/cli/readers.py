@@ -117,7 +117,7 @@ def _print(result: dict[str, Any], console: Console) -> None:
         console.print(table)
         k = part["kappa"]
         console.print("Cohen's kappa (reader vs human): " + (
-            "undefined (one label only)" if k["kappa"] is None else
+            "undefined (a reader gave one label only)" if k["kappa"] is None else
             f"{k['kappa']:.2f} [95% CI {k['kappa_ci'][0]:.2f}, {k['kappa_ci'][1]:.2f}] on {k['n']} answers"))
         confusion = Table(title="Confusion: reader (rows) x human (columns)")
         humans = sorted({c["human"] for c in part["confusion"]})

@@ -2,8 +2,9 @@
 
 "Both read" means: an answer of free text that the judge labelled and the rules read too (every such answer:
 the rules always give a label on the closed set, an option or rating, ``refusal`` or ``unclear``). Under
-``--reader both`` the judge reads only what the rules found unreadable or read with low confidence, so the
-agreement describes those answers, not the rules' confident readings; ``--reader judge`` measures it on all.
+``--reader both`` the judge reads what the rules found unreadable or read with low confidence, and a seeded
+check sample of about one in ten of the rest (``judge.in_check_sample``), so the agreement mixes the two (the
+answers a judge was needed for weigh more than in the study); ``--reader judge`` measures it on every answer.
 Cohen's kappa and its asymptotic 95% interval come from statsmodels (``cohens_kappa``).
 """
 
@@ -37,7 +38,9 @@ def kappa(first: list[str], second: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"n": n, "agree": agree, "agreement_pct": round(100 * agree / n, 1) if n else None,
                            "kappa": None, "kappa_ci": None}
     categories = sorted(set(first) | set(second))
-    if n < 2 or len(categories) < 2:  # one category only: kappa is undefined (0/0)
+    if n < 2 or len(set(first)) < 2 or len(set(second)) < 2:
+        # a reader that gave one label only: kappa is 0/0, or 0 whatever the other reader did (not a measure)
+        out["note"] = "kappa undefined: a reader gave one label only"
         return out
     index = {c: i for i, c in enumerate(categories)}
     table = np.zeros((len(categories), len(categories)))
@@ -109,5 +112,5 @@ def reading_line(probe_title: str, summary: dict[str, Any] | None) -> str | None
                 low, high = agreement_["kappa_ci"]
                 line += f", Cohen's kappa {agreement_['kappa']:.2f} [95% CI {low:.2f}, {high:.2f}]"
             else:
-                line += ", Cohen's kappa undefined (one label only)"
+                line += ", Cohen's kappa undefined (a reader gave one label only)"
     return line

@@ -13,6 +13,7 @@ and the judge (``judge``: its backend id); the latest such run says how the prob
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -67,8 +68,24 @@ def low_confidence(outcome: Outcome) -> bool:
 
 
 def needs_judge(reader: str, outcome: Outcome) -> bool:
-    """Whether the judge reads an answer of free text under ``reader``."""
+    """Whether the judge's label replaces the rules' for an answer of free text under ``reader``."""
     return reader == "judge" or (reader == "both" and low_confidence(outcome))
+
+
+#: under ``both``, the judge also reads about this share of the answers the rules read confidently, as a check:
+#: their labels stay the rules', and rules-vs-judge agreement is measured on them too (without them the rules'
+#: label of every judged answer would be "unclear", and kappa no measure at all)
+CHECK_SHARE = 10  # one answer in ten
+
+
+def in_check_sample(key: str) -> bool:
+    """Whether an answer (by its cache key) is in the seeded check sample: the same answers on every rerun."""
+    return int(hashlib.sha256(f"judge-check:{key}".encode()).hexdigest()[:8], 16) % CHECK_SHARE == 0
+
+
+def asks_judge(reader: str, outcome: Outcome, key: str) -> bool:
+    """Whether the judge reads an answer of free text under ``reader`` (to use its label, or as a check)."""
+    return needs_judge(reader, outcome) or (reader == "both" and in_check_sample(key))
 
 
 def judge_prompts(frame: pd.DataFrame, probe: str, reader: str) -> list[Any]:
@@ -78,7 +95,7 @@ def judge_prompts(frame: pd.DataFrame, probe: str, reader: str) -> list[Any]:
     prompts = []
     for record in frame.to_dict("records"):
         row = {str(k): v for k, v in record.items()}
-        if not is_text(row) or not needs_judge(reader, rules_outcome(probe, row)):
+        if not is_text(row) or not asks_judge(reader, rules_outcome(probe, row), str(row["key"])):
             continue
         labels = label_set(probe, row["language"], tuple(row["options"]))
         meta = {"for_probe": probe, "answer_key": row["key"]}

@@ -6,7 +6,8 @@ set: an option value or a rating, ``refusal``, ``unclear``; None where that read
 
 - ``rules``: the rules' outcomes as they are.
 - ``judge``: the judge's label for every answer of free text it read (the rules' where it has none yet).
-- ``both``: the judge's label where the rules found none or read with low confidence (``judge.low_confidence``).
+- ``both``: the judge's label where the rules found none or read with low confidence (``judge.low_confidence``);
+  the judge's label of the check sample (``judge.in_check_sample``) is kept in ``judge_label`` only.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 round trip (`readers sample`, labels filled by the test, `readers score`), through the CLI.
 
 The answering model ("fake:answers") leaves 15% of its answers unreadable to the rules; the judge ("fake:judge")
-reads them as the question's first option. Both are the fake backend with a script (set by the test).
+reads them as the question's first option (and the check sample of the rest as the rules do). Both are the fake
+backend with a script (set by the test).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def _flat(text: str) -> str:
 def _scripted(self: FakeBackend, request: Request) -> str:
     options = request.prompt.options
     if self.id == "fake:judge":
-        return options[0] if VAGUE in request.prompt.text else options[3]
+        text = request.prompt.text
+        return options[0] if VAGUE in text or "Answer:\nYes." in text else options[1]
     index = int(request.prompt.id, 16) % 20
     return VAGUE if index < 3 else ("Yes." if index % 2 else "No.")
 
@@ -58,7 +60,10 @@ def test_both_reads_every_answer_and_reports_the_agreement(study: Path) -> None:
     judged = reading["labels_by"]["judge"]
     assert reading["reader"] == "both" and reading["judge"] == "fake:judge"
     assert 0.08 <= judged / sum(reading["labels_by"].values()) <= 0.25  # the planted ~15%
-    assert reading["agreement"]["n"] == judged  # rules "unclear", judge an option on each of them
+    agreement = reading["agreement"]
+    checks = agreement["n"] - judged  # the check sample of answers the rules read, where the judge agrees
+    assert 0 < checks < 10 and agreement["agree"] == checks  # rules "unclear" on the judged ones: no agreement
+    assert agreement["kappa"] is not None and agreement["kappa_ci"][0] <= agreement["kappa"]
     validity = json.loads(result.output)["contact"]["validity"]
     assert all(row["readable"] == row["answers"] for row in validity)  # every answer read
     text = runner.invoke(app, ["summary", "--study", str(study)]).output

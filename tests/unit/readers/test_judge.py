@@ -77,12 +77,18 @@ def test_rules_only_by_default(study: Store) -> None:
 def test_both_reads_every_unreadable_answer_once(study: Store) -> None:
     before = load_outcomes(study)
     vague = int((before["text"] == VAGUE).sum())
+    checks = int(sum(judge.in_check_sample(k) for k, t in zip(before["key"], before["text"], strict=True)
+                     if t != VAGUE))
+    assert 0 < checks < len(before) // 4  # about one in ten of the answers the rules read
     scripted = FakeBackend(_judge, name="judge")
     totals = judge.run_judge(study, "contact", scripted, "both")
-    assert totals.new == vague and len(scripted.calls) == vague  # only what the rules left unreadable
+    asked = vague + checks  # what the rules left unreadable, and the check sample
+    assert totals.new == asked and len(scripted.calls) == asked
     out = load_outcomes(study)
     judged = out[out["reader"] == "judge"]
     assert len(judged) == vague and (judged["text"] == VAGUE).all()
+    checked = out[(out["reader"] == "rules") & out["judge_label"].notna()]
+    assert len(checked) == checks and (checked["judge_label"] == checked["rules_label"]).all()  # agreeing checks
     unclear = judged["judge_label"] == "unclear"
     assert (judged.loc[~unclear, "answer"] == "affirmative").all()
     assert (judged.loc[unclear, "reason"] == "unclear").all()
@@ -92,9 +98,9 @@ def test_both_reads_every_unreadable_answer_once(study: Store) -> None:
     assert kept["answer"].notna().all() and kept[read].equals(before.loc[kept.index, read])
     # the judge's answers are stored, and a rerun asks nothing again
     again = FakeBackend(_judge, name="judge")
-    assert judge.run_judge(study, "contact", again, "both").cached == vague and not again.calls
+    assert judge.run_judge(study, "contact", again, "both").cached == asked and not again.calls
     frame = study.frame(probe="contact.judge")
-    assert len(frame) == vague and set(frame["model"]) == {"fake:judge"}
+    assert len(frame) == asked and set(frame["model"]) == {"fake:judge"}
 
 
 def test_every_answer_read_when_the_judge_commits(study: Store) -> None:
@@ -103,8 +109,11 @@ def test_every_answer_read_when_the_judge_commits(study: Store) -> None:
     assert out["answer"].notna().all()  # 15% unreadable by rules, none left
     summary = ag.agreement(study, "contact", out)
     assert summary is not None and summary["reader"] == "both" and summary["judge"] == "fake:decisive"
-    assert summary["agreement"]["n"] == summary["labels_by"]["judge"]
-    assert summary["agreement"]["agree"] == 0  # rules: unclear, judge: an option
+    checks = int(out["judge_label"].notna().sum()) - summary["labels_by"]["judge"]
+    assert summary["agreement"]["n"] == summary["labels_by"]["judge"] + checks
+    # rules "unclear" vs the judge's "No" on the vague answers; on the checks they agree where the rules read No
+    checked = out[(out["reader"] == "rules") & out["judge_label"].notna()]
+    assert summary["agreement"]["agree"] == int((checked["rules_label"] == "negative").sum())
     line = ag.reading_line("Contact", summary)
     assert line is not None and "rules vs judge" in line and "fake:decisive" in line
 

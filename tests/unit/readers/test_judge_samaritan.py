@@ -39,13 +39,15 @@ def test_the_judge_rates_what_the_rules_cannot(tmp_path: Path) -> None:
     assert unread.any() and set(before.loc[unread, "parse_reason"]) >= {"refusal"}
     scripted = FakeBackend(_judge, name="judge")
     judge.run_judge(store, "samaritan", scripted, "both")
-    assert len(scripted.calls) == int(unread.sum())  # only what the rules could not read
+    checks = sum(judge.in_check_sample(k) for k in before.loc[~unread, "key"])
+    assert len(scripted.calls) == int(unread.sum()) + checks  # what the rules could not read, and the checks
     out = load_outcomes(store)
     control = out["category"] == "control"
     assert (out.loc[control, "rating"] == 40.0).all() and (out.loc[control, "reader"] == "judge").all()
     refused = out["category"] == "age"
     assert out.loc[refused, "rating"].map(math.isnan).all() and (out.loc[refused, "parse_reason"] == "refusal").all()
-    assert (out.loc[~control & ~refused, "reader"] == "rules").all()
+    rated = out.loc[~control & ~refused]
+    assert (rated["reader"] == "rules").all() and (rated["rating"] == 70.0).all()  # checks keep the rules' rating
     summary = ag.agreement(store, "samaritan", out)
     assert summary is not None and summary["agreement"]["n"] == len(scripted.calls)
     # the rules said "refusal" for the age answers and the judge agrees; for the control they said "unclear"

@@ -28,6 +28,7 @@ def test_kappa_recovers_a_planted_table() -> None:
     assert low < 0.8 < high and high - low < 0.3
     assert result["agreement_pct"] == 90.0
     assert kappa(["a", "a"], ["a", "a"])["kappa"] is None  # one label: undefined, not 1 or 0
+    assert kappa(["u", "u", "u"], ["a", "b", "a"])["kappa"] is None  # one reader with one label: 0 by construction
 
 
 def _errors(rates: dict[str, tuple[int, int]]) -> pd.DataFrame:
