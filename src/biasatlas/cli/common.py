@@ -151,8 +151,9 @@ def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunT
             return []
         from biasatlas.readers.step import check_reader, judge_step  # issue 27: the judge reader
 
-        if check_reader(name, opts.reader):
-            fail(str(check_reader(name, opts.reader)))
+        problem = check_reader(name, opts.reader)
+        if problem:
+            fail(problem)
         with named_model(opts) as backend:
             totals = probe.run(config, backend, opts.study, progress=show_progress(opts), on_totals=print_totals)
         judged = judge_step(name, opts, progress=show_progress(opts), on_totals=print_totals)
