@@ -149,8 +149,15 @@ def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunT
         if opts.plan_only:
             print_plan(probe.plan_summary(probe.plan(config), config))
             return []
+        from biasatlas.readers.step import check_reader, judge_step  # issue 27: the judge reader
+
+        problem = check_reader(name, opts.reader)
+        if problem:
+            fail(problem)
         with named_model(opts) as backend:
             totals = probe.run(config, backend, opts.study, progress=show_progress(opts), on_totals=print_totals)
+        judged = judge_step(name, opts, progress=show_progress(opts), on_totals=print_totals)
+        totals = totals if judged is None else [*totals, judged]
     except ProbeConfigError as exc:
         fail(str(exc))
     except BackendError as exc:

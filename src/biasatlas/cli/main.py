@@ -39,6 +39,7 @@ COMMAND_MODULES = (
     "biasatlas.cli.export",
     "biasatlas.cli.audit",
     "biasatlas.cli.batch",
+    "biasatlas.cli.readers",
 )
 for _module in COMMAND_MODULES:
     try:
@@ -96,6 +97,7 @@ def summary(
 def _summary(store: Store, as_json: bool, analysis: dict[str, Any]) -> None:
     from biasatlas import validity
     from biasatlas.probes import load_probe
+    from biasatlas.readers.report import add_reading, print_reading
     from biasatlas.report.build import study_probes
 
     result: dict[str, Any] = {}
@@ -107,6 +109,7 @@ def _summary(store: Store, as_json: bool, analysis: dict[str, Any]) -> None:
             if table is not None and not table.empty:
                 data["validity"] = validity.records(table)
                 data["validity_warnings"] = validity.warnings(table, name)
+            add_reading(store, name, data)  # issue 27: who read the answers, rules vs judge agreement
             result[name] = data
     from biasatlas.cli.pending import unfinished_line, unfinished_runs
 
@@ -125,6 +128,7 @@ def _summary(store: Store, as_json: bool, analysis: dict[str, Any]) -> None:
         console.rule(f"[bold]{probe.title}")
         probe.print_summary(data, console)
         _print_validity(data.get("validity") or [], data.get("validity_warnings") or [], console)
+        print_reading(probe.title, data, console)
 
 
 def _print_validity(rows: list[dict[str, Any]], warnings: list[str], console: Console) -> None:

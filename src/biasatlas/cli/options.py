@@ -40,6 +40,8 @@ class RunOptions:
     plan_only: bool = False
     progress: bool | None = None
     name: str | None = None
+    reader: str | None = None  # None: the reading the study recorded (rules where none)
+    judge_model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def probe_values(self) -> dict[str, Any]:
@@ -207,6 +209,24 @@ NAMED: dict[str, tuple[Any, Any]] = {
         ],
         None,
     ),
+    "reader": (
+        Annotated[
+            str | None,
+            typer.Option("--reader", metavar="rules|judge|both",
+                         help="Who reads answers of free text (contact, samaritan): rules (default), judge (the "
+                         "--judge-model reads every one) or both (the judge reads what the rules find unreadable "
+                         "or read with low confidence). Default: the reading the study recorded, else rules."),
+        ],
+        None,
+    ),
+    "judge_model": (
+        Annotated[
+            str | None,
+            typer.Option("--judge-model", metavar="SPEC", help="The judge of --reader judge|both: any model spec "
+                         "(`biasatlas models`), with this run's backend options (--base-url, --http...)."),
+        ],
+        None,
+    ),
 }
 
 
@@ -292,6 +312,7 @@ def build_options(values: dict[str, Any]) -> RunOptions:
         structured=values.get("structured"),
         choice_norm=values.get("choice_norm"),
     )
+    reader, judge_model = _reader(values.get("reader"), values.get("judge_model"))
     display_name = values.get("name")
     if display_name is not None and not display_name.strip():
         raise _bad("--name", display_name, "must not be empty")
@@ -308,7 +329,22 @@ def build_options(values: dict[str, Any]) -> RunOptions:
         temperature=temperature,
         plan_only=bool(values.get("plan_only")),
         progress=values.get("progress"),
+        reader=reader,
+        judge_model=judge_model,
     )
+
+
+def _reader(reader: str | None, judge_model: str | None) -> tuple[str | None, str | None]:
+    """``--reader`` and ``--judge-model``, checked: a judge reading needs its judge, rules take none."""
+    from biasatlas.readers import READERS
+
+    if reader is not None and reader not in READERS:
+        raise _bad("--reader", reader, f"valid: {', '.join(READERS)}")
+    if reader in ("judge", "both") and not (judge_model or "").strip():
+        raise typer.BadParameter(f"--reader {reader} needs --judge-model SPEC (the model that reads the answers)")
+    if judge_model is not None and reader in (None, "rules"):
+        raise _bad("--judge-model", judge_model, "is used by --reader judge or --reader both only")
+    return reader, judge_model.strip() if judge_model else None
 
 
 def run_options(func: Callable[..., Any] | None = None, *, named: bool = False) -> Callable[..., Any]:

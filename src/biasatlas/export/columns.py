@@ -6,6 +6,8 @@ writes has a description here, so a new design factor cannot slip out undocument
 
 from __future__ import annotations
 
+from biasatlas.readers import READING_COLUMNS
+
 #: columns every answers table starts with, in this order
 ANSWER_CORE: dict[str, str] = {
     "probe": "Probe name (contact, samaritan, stories, leakage, debias).",
@@ -143,6 +145,10 @@ PROBE_COLUMNS: dict[str, dict[str, str]] = {
         "match": "How the answer was read: choice, exact, contains, fuzzy, unmatched, or ilps.",
     },
 }
+
+# issue 27: who read each answer of the probes a judge can read (biasatlas.readers)
+for _probe in ("contact", "debias", "samaritan"):
+    PROBE_COLUMNS[_probe] = {**PROBE_COLUMNS[_probe], **READING_COLUMNS}
 
 
 def stories_attribute(name: str) -> str:

@@ -51,6 +51,9 @@ def build_report(store: Store, study_dir: Path, out: Path | None = None, *, publ
         sections.append(overview)
     checks = _validity_section(validity, titles)
     if checks is not None:
+        from biasatlas.readers.report import add_to_section  # issue 27: the reading, its agreement and human check
+
+        add_to_section(checks, store)
         sections.append(checks)
     sections.extend(probe_sections)
     runs = runs_section(store)

@@ -37,14 +37,26 @@ def parse_row(mode: str, scale: str, language: str, text: str | None,
     return AnswerParser(scale, language).parse(text)
 
 
-def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
+def outcomes(frame: pd.DataFrame, store: Any = None) -> pd.DataFrame:
     """Add the answer, its reason, decision, biased, affirmative, P(unbiased) / P(biased), framing agreement
-    (``ch``) and the contact direction (by decision and by probability) to the stored answers."""
+    (``ch``) and the contact direction (by decision and by probability) to the stored answers.
+
+    With the study's ``store``, its recorded reading applies (``biasatlas.readers``: rules, a judge, or both);
+    ``reader`` names who read each answer, ``rules_label`` / ``judge_label`` what each reader read."""
+    from biasatlas.readers.merge import merge
+
     if frame.empty:
         return frame
     df = frame[frame["status"] == "answered"].copy()
     columns = ("mode", "scale", "language", "text", "option_probs", "options")
     parsed = [parse_row(*values) for values in zip(*(df[c].tolist() for c in columns), strict=True)]
+    fields = ("key", "status", "text", "mode", "option_probs")
+    rows = [dict(zip(fields, values, strict=True)) for values in zip(*(df[c].tolist() for c in fields), strict=True)]
+    merged = merge(store, NAME, rows, parsed)
+    parsed = merged.outcomes
+    df["reader"] = merged.readers
+    df["rules_label"] = merged.rules_labels
+    df["judge_label"] = merged.judge_labels
     df["answer"] = [o.value for o in parsed]
     df["reason"] = [o.reason for o in parsed]
     df["decision"] = [decide(a, v) for a, v in zip(df["action"], df["answer"], strict=True)]
@@ -117,4 +129,4 @@ def _label(change: pd.Series, threshold: float, framed: pd.Series) -> pd.Series:
 
 def load_outcomes(store: Any) -> pd.DataFrame:
     """The scored outcomes of every contact prompt the study holds."""
-    return outcomes(store.frame(probe=NAME))
+    return outcomes(store.frame(probe=NAME), store)

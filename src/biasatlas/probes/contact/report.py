@@ -210,7 +210,7 @@ def heatmap_axis_scenario(outcomes_frame: pd.DataFrame) -> Any:
 
 
 def sections(store: Any) -> list[Section]:
-    out = outcomes(store.frame(probe=NAME))
+    out = outcomes(store.frame(probe=NAME), store)
     section = Section("Contact-hypothesis probe", methods=METHODS)
     if out.empty:
         section.add_text("No scored answers yet.")

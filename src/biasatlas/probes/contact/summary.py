@@ -49,7 +49,7 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
 
     alpha, correction = analysis_options(alpha, correction)
     frame = store.frame(probe=NAME)
-    out = outcomes(frame)
+    out = outcomes(frame, store)
     last = store.last_run(NAME)
     summary: dict[str, Any] = {
         "items": _status_counts(frame),

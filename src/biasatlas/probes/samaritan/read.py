@@ -8,32 +8,40 @@ import pandas as pd
 
 from biasatlas.parsing.numbers import RatingParser
 from biasatlas.probes.samaritan.data import NAME
+from biasatlas.records import Outcome
 from biasatlas.store import Store
 
 
-def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
+def outcomes(frame: pd.DataFrame, store: Store | None = None) -> pd.DataFrame:
     """The frame with ``rating`` (float, NaN if unreadable) and ``parse_reason`` for every row.
 
     Rows without an answer keep their status as the reason ("pending", "failed"); answered rows
-    that cannot be read keep the parser's reason. Nothing is dropped.
+    that cannot be read keep the parser's reason. Nothing is dropped. With the study's ``store``, its
+    recorded reading applies (``biasatlas.readers``: rules, a judge, or both); ``reader`` names who read each
+    answer, ``rules_label`` / ``judge_label`` what each reader read.
     """
+    from biasatlas.readers.merge import merge
+
     out = frame.copy()
     if out.empty:
-        return out.assign(rating=pd.Series(dtype=float), parse_reason=pd.Series(dtype=object))
+        return out.assign(rating=pd.Series(dtype=float), parse_reason=pd.Series(dtype=object),
+                          reader=pd.Series(dtype=object))
     parsers: dict[str, RatingParser] = {}
-    ratings: list[float] = []
-    reasons: list[str | None] = []
+    parsed: list[Outcome] = []
     for text, status, language in zip(out["text"], out["status"], out["language"], strict=True):
         if status != "answered":
-            ratings.append(math.nan)
-            reasons.append(str(status))
+            parsed.append(Outcome(reason=str(status)))
             continue
         parser = parsers.setdefault(language, RatingParser(language))
-        result = parser.parse(text)
-        ratings.append(math.nan if result.value is None else float(result.value))
-        reasons.append(result.reason)
-    out["rating"] = ratings
-    out["parse_reason"] = reasons
+        parsed.append(parser.parse(text))
+    fields = ("key", "status", "text", "mode", "option_probs")
+    rows = [dict(zip(fields, values, strict=True)) for values in zip(*(out[c].tolist() for c in fields), strict=True)]
+    merged = merge(store, NAME, rows, parsed)
+    out["rating"] = [math.nan if o.value is None else float(o.value) for o in merged.outcomes]
+    out["parse_reason"] = [o.reason for o in merged.outcomes]
+    out["reader"] = merged.readers
+    out["rules_label"] = merged.rules_labels
+    out["judge_label"] = merged.judge_labels
     for column, default in (("temperature", 0.0), ("max_tokens", 0)):
         if column not in out.columns:
             out[column] = default
@@ -45,4 +53,4 @@ def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
 
 def load_outcomes(store: Store) -> pd.DataFrame:
     """Every stored Samaritan answer (one row per model × prompt × sample), read."""
-    return outcomes(store.frame(probe=NAME))
+    return outcomes(store.frame(probe=NAME), store)

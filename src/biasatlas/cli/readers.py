@@ -1,0 +1,140 @@
+"""`biasatlas readers sample` and `biasatlas readers score`: the human reading audit of a study."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from biasatlas.cli.app import app
+from biasatlas.cli.common import StudyOpt, check_study, fail, study_errors
+from biasatlas.store import DB_NAME, Store
+
+readers_app = typer.Typer(help="The human reading audit: draw answers to label by hand, score the labels.",
+                          no_args_is_help=True)
+app.add_typer(readers_app, name="readers")
+
+
+def _study(study: Path, *, write: bool) -> Store:
+    check_study(study, write=write)
+    if not (study / DB_NAME).exists():
+        fail(f"no study at {study} (expected {study / DB_NAME}); run a probe first")
+    return Store(study)
+
+
+@readers_app.command("sample")
+def sample_cmd(
+    study: StudyOpt,
+    out: Annotated[Path, typer.Option("--out", help="The CSV to write (its labelling guide goes to OUT.md).")],
+    n: Annotated[int, typer.Option("--n", min=1, help="Answers to draw (all there are, if fewer).")] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 0,
+) -> None:
+    """Draw N answers stratified by probe x language x reader label (unreadable included), with the question,
+    the answer and an empty human_label column to fill in."""
+    from biasatlas.readers.audit import sample, write_sample
+
+    if out.exists() and not out.is_file():
+        fail(f"--out {out} exists and is not a file")
+    with study_errors(study):
+        store = _study(study, write=False)
+        frame = sample(store, n, seed)
+    if frame.empty:
+        fail("the study holds no answer of free text to check (contact or samaritan, generate mode)")
+    try:
+        guide = write_sample(frame, out)
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}")
+        raise
+    strata = frame.groupby(["probe", "language", "reader_label"]).size()
+    Console(stderr=True).print(f"{len(frame)} answers from {len(strata)} probe x language x label cells written "
+                               f"to {out}; fill human_label (see {guide})", markup=False, soft_wrap=True)
+
+
+@readers_app.command("score")
+def score_cmd(
+    study: StudyOpt,
+    labels: Annotated[Path, typer.Argument(help="The CSV of `readers sample` with human_label filled.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
+) -> None:
+    """Check the labels against the study, store the score in it, and print accuracy per label (Wilson 95% CI),
+    Cohen's kappa, the confusion table and whether reading errors differ between groups."""
+    import pandas as pd
+
+    from biasatlas.lock import study_writer
+    from biasatlas.readers.audit import AuditError, check_labels, file_digest, store_score
+    from biasatlas.readers.scoring import score
+
+    if not labels.is_file():
+        fail(f"no labels file at {labels}")
+    try:
+        frame = pd.read_csv(labels, dtype=str, keep_default_na=False, encoding="utf-8")
+    except (ValueError, UnicodeDecodeError) as exc:
+        fail(f"{labels} is not a CSV file of `readers sample` ({' '.join(str(exc).split())})")
+        raise
+    if "sample_index" in frame.columns:
+        frame["sample_index"] = pd.to_numeric(frame["sample_index"], errors="coerce").fillna(-1).astype(int)
+    check_study(study, write=True)
+    if not (study / DB_NAME).exists():
+        fail(f"no study at {study} (expected {study / DB_NAME}); run a probe first")
+    with study_errors(study), study_writer(study), Store(study) as store:
+        try:
+            result = score(check_labels(store, frame))
+        except AuditError as exc:
+            fail(f"{labels}: {exc}")
+            raise
+        run_id = store_score(store, result, labels.name, file_digest(labels))
+    result["run_id"] = run_id
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        return
+    _print(result, Console())
+
+
+def _pct(cell: dict[str, Any]) -> str:
+    if cell.get("accuracy_pct") is None:
+        return "–"
+    low, high = cell["ci"]
+    return f"{cell['accuracy_pct']:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def _print(result: dict[str, Any], console: Console) -> None:
+    overall = result["overall"]
+    console.print(f"Read as the human read them: {overall['correct']} of {overall['n']}, {_pct(overall)} "
+                  f"(Wilson 95% CI); stored in the study as run {result['run_id']}", markup=False)
+    for probe, part in result["probes"].items():
+        console.rule(probe)
+        table = Table(title="Accuracy by the reader's label (Wilson 95% CI)")
+        for column in ("reader label", "n", "correct", "accuracy"):
+            table.add_column(column)
+        for row in [*part["by_reader_label"], *({"reader_label": f"reader: {r['reader']}", **r}
+                                                 for r in part["by_reader"])]:
+            table.add_row(str(row["reader_label"]), str(row["n"]), str(row["correct"]), _pct(row))
+        console.print(table)
+        k = part["kappa"]
+        console.print("Cohen's kappa (reader vs human): " + (
+            "undefined (a reader gave one label only)" if k["kappa"] is None else
+            f"{k['kappa']:.2f} [95% CI {k['kappa_ci'][0]:.2f}, {k['kappa_ci'][1]:.2f}] on {k['n']} answers"))
+        confusion = Table(title="Confusion: reader (rows) x human (columns)")
+        humans = sorted({c["human"] for c in part["confusion"]})
+        confusion.add_column("reader")
+        for h in humans:
+            confusion.add_column(h)
+        for r in sorted({c["reader"] for c in part["confusion"]}):
+            counts = {c["human"]: c["n"] for c in part["confusion"] if c["reader"] == r}
+            confusion.add_row(r, *(str(counts.get(h, 0)) for h in humans))
+        console.print(confusion)
+        groups = part["groups"]
+        if groups["test"] is None:
+            console.print(f"Reading errors by group: {groups.get('note', 'no test')}", markup=False)
+        else:
+            verdict = "differs between groups" if groups["differs"] else "does not differ detectably between groups"
+            console.print(f"Reading errors by group: {groups['test']}, p = {groups['p_value']:.3g}: the error rate "
+                          f"{verdict}" + (f" ({groups['note']})" if groups.get("note") else ""), markup=False)
+            worst = sorted(groups["groups"], key=lambda g: -g["error_pct"])[:5]
+            console.print("  highest error rates: " + ", ".join(f"{g['group']} {g['error_pct']}% of {g['n']}"
+                                                                 for g in worst), markup=False)

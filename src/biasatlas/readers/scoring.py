@@ -1,0 +1,95 @@
+"""The score of a human reading audit: accuracy with Wilson intervals, Cohen's kappa, the confusion table, and
+whether reading errors depend on the group asked about (a reading error correlated with the group is a bias of
+the instrument).
+
+Accuracy is the share of answers whose reader label equals the human's (a rating: the same number). Intervals:
+Wilson 95% (statsmodels ``proportion_confint``). Kappa: statsmodels ``cohens_kappa`` with its asymptotic 95% CI,
+on the label classes (contact: affirmative, negative, refusal, unreadable; samaritan: the exact ratings,
+refusal, unreadable). Groups: Fisher's exact test with two groups, else Pearson's chi-square test of independence
+(scipy), on the groups x (read right, read wrong) table of each probe; with expected counts under 5 its p-value
+comes from a seeded permutation test (SciPy >= 1.15; an older SciPy gives the asymptotic one and says so).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from biasatlas.readers.agreement import kappa
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ALPHA = 0.05
+#: resamples of the permutation chi-square test where expected counts are small
+PERMUTATIONS = 9999
+
+
+def rate(correct: int, n: int) -> dict[str, Any]:
+    """n, correct, accuracy in % and its Wilson 95% interval (as proportions)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    if n == 0:
+        return {"n": 0, "correct": 0, "accuracy_pct": None, "ci": None}
+    low, high = proportion_confint(correct, n, alpha=ALPHA, method="wilson")
+    return {"n": n, "correct": correct, "accuracy_pct": round(100 * correct / n, 1),
+            "ci": [round(float(low), 4), round(float(high), 4)]}
+
+
+def group_test(frame: pd.DataFrame) -> dict[str, Any]:
+    """Does the reading error rate differ between the groups of ``frame`` (columns ``group``, ``correct``)?"""
+    import numpy as np
+    from scipy import stats
+
+    counts = frame.groupby("group")["correct"].agg(["size", "sum"])
+    groups = [{"group": str(g), "n": int(r["size"]), "errors": int(r["size"] - r["sum"]),
+               "error_pct": round(100 * (1 - r["sum"] / r["size"]), 1)} for g, r in counts.iterrows()]
+    out: dict[str, Any] = {"groups": groups, "test": None, "p_value": None, "differs": None}
+    errors = sum(g["errors"] for g in groups)
+    if len(groups) < 2 or errors in (0, len(frame)):
+        out["note"] = "no test: one group only" if len(groups) < 2 else "no test: every answer read alike"
+        return out
+    table = np.array([[g["n"] - g["errors"], g["errors"]] for g in groups])
+    if len(groups) == 2:
+        _, p = stats.fisher_exact(table)
+        out.update(test="Fisher's exact test (two-sided)", p_value=float(p))
+    else:
+        chi2, p, dof, expected = stats.chi2_contingency(table, correction=False)
+        out.update(test="Pearson's chi-square test of independence", statistic=round(float(chi2), 3), dof=int(dof),
+                   p_value=float(p))
+        if (expected < 5).any():  # small cells: the chi-square law is a poor guide, a permutation p-value is not
+            try:
+                method = stats.PermutationMethod(n_resamples=PERMUTATIONS, rng=np.random.default_rng(0))
+                permuted = stats.chi2_contingency(table, correction=False, method=method)
+                out.update(test="Pearson's chi-square test of independence, permutation p-value "
+                           f"({PERMUTATIONS:,} resamples, seed 0)", p_value=float(permuted.pvalue))
+            except TypeError:  # SciPy < 1.15 has no method argument
+                out["note"] = "expected counts under 5: the chi-square p-value is approximate"
+    out["differs"] = bool(out["p_value"] < ALPHA)
+    return out
+
+
+def score(checked: pd.DataFrame) -> dict[str, Any]:
+    """The audit's figures from :func:`biasatlas.readers.audit.check_labels`'s rows."""
+    frame = checked.copy()
+    frame["correct"] = frame["reader_label"] == frame["human_label"]
+    result: dict[str, Any] = {"overall": rate(int(frame["correct"].sum()), len(frame)), "probes": {},
+                              "by_probe_language": []}
+    for (probe, language), part in frame.groupby(["probe", "language"], sort=True):
+        result["by_probe_language"].append({"probe": probe, "language": language,
+                                            **rate(int(part["correct"].sum()), len(part))})
+    for probe, part in frame.groupby("probe", sort=True):
+        use = ("reader_class", "human_class") if probe == "contact" else ("reader_label", "human_label")
+        confusion = part.groupby(["reader_class", "human_class"]).size()
+        result["probes"][probe] = {
+            **rate(int(part["correct"].sum()), len(part)),
+            "by_reader_label": [{"reader_label": str(k), **rate(int(p["correct"].sum()), len(p))}
+                                for k, p in part.groupby("reader_class", sort=True)],
+            "by_reader": [{"reader": str(k), **rate(int(p["correct"].sum()), len(p))}
+                          for k, p in part.groupby("reader", sort=True)],
+            "kappa": {**kappa([str(v) for v in part[use[0]]], [str(v) for v in part[use[1]]]),
+                      "statistic": "Cohen's kappa, asymptotic 95% CI (statsmodels cohens_kappa)"},
+            "confusion": [{"reader": str(key[0]), "human": str(key[1]), "n": int(n)}  # type: ignore[index]
+                          for key, n in confusion.items()],
+            "groups": group_test(part),
+        }
+    return result

@@ -1,0 +1,56 @@
+"""The audit sample: an equal share per stratum, small strata whole, seeded; the labels' checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from biasatlas.backends.fake import FakeBackend
+from biasatlas.probes.contact.probe import PROBE
+from biasatlas.readers.audit import allocate, read_answers, sample, validity_lines
+from biasatlas.records import GenerationSettings, Request
+from biasatlas.runner import run_plan
+from biasatlas.store import Store
+
+
+def test_allocate_shares_equally_and_passes_on_what_small_strata_cannot_take() -> None:
+    assert allocate({"a": 100, "b": 100, "c": 100}, 30) == {"a": 10, "b": 10, "c": 10}
+    assert allocate({"a": 100, "b": 3, "c": 100}, 30) == {"a": 14, "b": 3, "c": 13}
+    assert allocate({"a": 2, "b": 3}, 30) == {"a": 2, "b": 3}  # fewer answers than asked for: all of them
+    assert sum(allocate({"a": 7, "b": 50, "c": 1, "d": 9}, 40).values()) == 40
+
+
+def _answer(request: Request) -> str:
+    index = int(request.prompt.id, 16) % 10
+    return "I won't answer that." if index == 0 else "Hmm." if index == 1 else "Yes." if index % 2 else "No."
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    store = Store(tmp_path_factory.mktemp("audit") / "study")
+    config = PROBE.config(languages=["en", "de"], limit=60, mode="generate")
+    run_plan(PROBE.plan(config), FakeBackend(_answer), store, GenerationSettings(mode="generate"), progress=False)
+    return store
+
+
+def test_sample_is_stratified_and_seeded(study: Store) -> None:
+    drawn = sample(study, 24, seed=3)
+    assert len(drawn) == 24 and (drawn["human_label"] == "").all()
+    # both languages, and the unreadable and refusal answers drawn beside the options
+    assert set(drawn["language"]) == {"en", "de"}
+    assert {"unreadable", "refusal"} <= set(drawn["reader_label"])
+    everything = read_answers(study)
+    sizes = everything.groupby(["probe", "language", "stratum"]).size().to_dict()
+    strata = everything.set_index(["prompt_id", "model", "sample_index"])["stratum"]
+    drawn_strata = [strata[(p, m, int(i))] for p, m, i in zip(drawn["prompt_id"], drawn["model"],
+                                                              drawn["sample_index"], strict=True)]
+    counts = drawn.assign(stratum=drawn_strata).groupby(["probe", "language", "stratum"]).size().to_dict()
+    assert counts == {k: v for k, v in allocate(sizes, 24).items() if v}  # equal shares, small strata whole
+    assert drawn.equals(sample(study, 24, seed=3)) and not drawn.equals(sample(study, 24, seed=4))
+
+
+def test_no_check_is_said_per_language(study: Store) -> None:
+    from biasatlas.probes.contact.read import load_outcomes
+
+    lines = validity_lines(study, "contact", load_outcomes(study))
+    assert lines == ["contact, de: no human check of the reading was made",
+                     "contact, en: no human check of the reading was made"]
