@@ -134,16 +134,11 @@ def render_figure(figure: Any, caption: str) -> FigureFile:
     return FigureFile(files["svg"], files["pdf"], caption)
 
 
-def latex_table(frame: pd.DataFrame, caption: str) -> str:
-    """A LaTeX ``table`` (booktabs) with escaped cells and the caption."""
-    from biasatlas.report.cells import file_cells
+def latex_table(frame: pd.DataFrame, caption: str, label: str = "tab:table") -> str:
+    """A LaTeX table (booktabs, escaped text, wrapping columns, ``\\label``): see ``report/latex.py``."""
+    from biasatlas.report import latex
 
-    shown = file_cells(frame, newline=" ")  # yes/no, lists joined, no line break inside a row
-    body = shown.to_latex(index=False, escape=True, na_rep="--", float_format=lambda v: f"{v:.4g}")
-    cap = caption.replace("\\", "\\textbackslash{}")
-    for char in "&%$#_{}":
-        cap = cap.replace(char, "\\" + char)
-    return f"\\begin{{table}}[ht]\n\\centering\n\\caption{{{cap}}}\n{body}\\end{{table}}\n"
+    return latex.latex_table(frame, caption, label)
 
 
 def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFile]]) -> list[Path]:
@@ -154,6 +149,7 @@ def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFil
             old.unlink()
     from biasatlas.export.write import to_csv
     from biasatlas.report.cells import file_cells
+    from biasatlas.report.latex import label_for
 
     written: list[Path] = []
     for stem, item in numbered:
@@ -161,7 +157,7 @@ def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFil
             csv = directory / f"{stem}.csv"
             to_csv(flat_columns(file_cells(item.frame)), csv)  # no formula runs when opened
             tex = directory / f"{stem}.tex"
-            tex.write_text(latex_table(item.frame, item.caption), encoding="utf-8")
+            tex.write_text(latex_table(item.frame, item.caption, label_for(stem)), encoding="utf-8")
             written += [csv, tex]
         else:
             svg, pdf = directory / f"{stem}.svg", directory / f"{stem}.pdf"

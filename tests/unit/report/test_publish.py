@@ -49,7 +49,7 @@ def test_latex_escapes_cells_and_caption() -> None:
     tex = latex_table(pd.DataFrame({"group": ["50% & more_x"], "n": [3]}), "Rates of #1 & co")
     assert r"50\% \& more\_x" in tex
     assert r"\caption{Rates of \#1 \& co}" in tex
-    assert tex.startswith("\\begin{table}") and "\\toprule" in tex
+    assert "\\begin{table}" in tex and "\\toprule" in tex
 
 
 def test_every_table_and_figure_becomes_files(tmp_path: Path) -> None:
