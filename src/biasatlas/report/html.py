@@ -27,7 +27,15 @@ from biasatlas import __version__
 from biasatlas.report import assets
 from biasatlas.report.cells import MISSING, cell_text, page_cells
 from biasatlas.report.compare import drill_spec
-from biasatlas.report.publish import FigureFile, TableFile, readable_columns, render_figure, slug, write_files
+from biasatlas.report.publish import (
+    FigureFile,
+    TableFile,
+    cut_words,
+    readable_columns,
+    render_figure,
+    slug,
+    write_files,
+)
 
 #: the folder next to the report that holds every table (CSV, LaTeX) and figure (SVG, PDF)
 FILES_DIR = "report_files"
@@ -220,7 +228,8 @@ def write_report(
         for si, section in enumerate(sections, 1):
             name = slug(section.key or section.title, f"section-{si}")
             for fi, item in enumerate(section.files, 1):
-                numbered.append((f"{si:02d}-{fi:02d}-{name}-{slug(item.caption, 'item')}"[:90], item))
+                stem = cut_words(f"{si:02d}-{fi:02d}-{name}-{slug(item.caption, 'item', 90)}", 90)
+                numbered.append((stem, item))
         write_files(out.parent / FILES_DIR, numbered)
     return out
 

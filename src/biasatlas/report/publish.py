@@ -97,10 +97,21 @@ def flat_columns(frame: pd.DataFrame, sep: str = " · ") -> pd.DataFrame:
     return frame.set_axis(names, axis=1)
 
 
-def slug(text: str, fallback: str) -> str:
-    """A file-name-safe short form of ``text``."""
-    cut = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].strip("-")
-    return cut or fallback
+def slug(text: str, fallback: str, limit: int = 60) -> str:
+    """A file-name-safe short form of ``text``, at most ``limit`` characters, cut between words."""
+    return cut_words(re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-"), limit) or fallback
+
+
+def cut_words(name: str, limit: int) -> str:
+    """``name`` (words joined by '-') cut to ``limit`` characters at a '-', not inside a word."""
+    if len(name) <= limit:
+        return name
+    cut = name[: limit + 1]
+    if cut.endswith("-"):
+        return cut.strip("-")
+    whole = cut.rsplit("-", 1)[0]
+    # a single word longer than the limit can only be cut inside itself
+    return (whole if "-" in cut else name[:limit]).strip("-")
 
 
 @dataclass

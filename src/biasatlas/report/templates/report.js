@@ -22,8 +22,40 @@ function drawPlots() {
   });
 }
 
+// a column of numbers (or estimates such as "12.5 [3.1, 40.2] (8)", or "–") is right-aligned, text left
+const NUMBER = /^\s*([−+-]?\d|–\s*$|$)/;
+function alignNumbers(table) {
+  const rows = table.tBodies.length ? Array.from(table.tBodies[0].rows) : [];
+  const width = rows.length ? rows[0].cells.length : 0;
+  for (let i = 0; i < width; i++) {
+    const cells = rows.map((r) => r.cells[i]).filter(Boolean);
+    if (!cells.some((c) => c.textContent.trim() && c.textContent.trim() !== "–")) continue;
+    if (!cells.every((c) => NUMBER.test(c.textContent))) continue;
+    cells.forEach((c) => c.classList.add("num"));
+    const heads = table.tHead ? table.tHead.rows : [];
+    const last = heads.length ? heads[heads.length - 1].cells[i] : null;
+    if (last) last.classList.add("num");
+  }
+}
+
+// a wide table gets a second scrollbar above it, kept in step with the one below
+function topScrollbars() {
+  document.querySelectorAll("div.table").forEach((box) => {
+    if (box.scrollWidth <= box.clientWidth + 1) return;
+    const bar = document.createElement("div");
+    bar.className = "topscroll";
+    const inner = document.createElement("div");
+    inner.style.width = box.scrollWidth + "px";
+    bar.appendChild(inner);
+    box.parentElement.insertBefore(bar, box);
+    bar.addEventListener("scroll", () => { box.scrollLeft = bar.scrollLeft; });
+    box.addEventListener("scroll", () => { bar.scrollLeft = box.scrollLeft; });
+  });
+}
+
 function initTables(DataTable) {
   document.querySelectorAll("table.data").forEach((table) => {
+    alignNumbers(table);
     const rows = table.tBodies.length ? table.tBodies[0].rows.length : 0;
     new DataTable(table, {
       paging: rows > 25, pageLength: 25, searching: rows > 8, info: rows > 25, order: [], autoWidth: false,
@@ -88,5 +120,6 @@ drawPlots();
 loadDataTables().then((DataTable) => {
   initTables(DataTable);
   wireDrillDown();
+  topScrollbars();
   document.body.dataset.ready = "1";
 });
