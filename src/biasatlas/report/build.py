@@ -12,6 +12,7 @@ from biasatlas.report.answers import answers_frame
 from biasatlas.report.headlines import COLUMNS, headline, model_label
 from biasatlas.report.html import Section, write_report
 from biasatlas.report.metadata import references_section, runs_section, study_title
+from biasatlas.report.methods_doc import methods_block
 from biasatlas.report.overview import overview_section
 from biasatlas.store import Store
 
@@ -38,6 +39,9 @@ def build_report(store: Store, study_dir: Path, out: Path | None = None, *, publ
         probe = load_probe(name)
         titles[name] = probe.title
         own = probe.report_sections(store)
+        full = methods_block(name)
+        if full is not None and own:
+            own[0].blocks.insert(0, full)  # right under the section's methods paragraph
         if name != "debias":
             validity[name] = _model_labels(probe.validity(store))
             headlines[name] = _headline(probe, store)

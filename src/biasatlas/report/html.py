@@ -26,6 +26,7 @@ from markupsafe import Markup
 from biasatlas import __version__
 from biasatlas.report import assets
 from biasatlas.report.cells import MISSING, cell_text, page_cells
+from biasatlas.report.citations import cite_papers, link_citations
 from biasatlas.report.compare import drill_spec
 from biasatlas.report.publish import (
     FigureFile,
@@ -57,7 +58,7 @@ class Section:
     has_plots: bool = False
 
     def add_text(self, text: str) -> None:
-        self.blocks.append(f"<p>{escape(text)}</p>")
+        self.blocks.append(f"<p>{prose(text)}</p>")
 
     def add_table(self, frame: pd.DataFrame, caption: str = "", *, sortable: bool = False,
                   publish: bool = True, drill: str = "", drill_models: Mapping[str, str] | None = None) -> None:
@@ -69,17 +70,17 @@ class Section:
         maps a model header to the model's name in the answers table where the two differ.
         """
         del sortable
-        shown = readable_columns(frame)
+        shown = _cite_columns(readable_columns(frame))
         self.blocks.append(table_html(shown, caption, drill=drill, drill_models=drill_models))
         if publish and not frame.empty:
-            self.files.append(TableFile(shown, caption or self.title))
+            self.files.append(TableFile(shown, cite_papers(caption or self.title)))
 
     def add_figure(self, figure: Any, caption: str = "") -> None:
         """A matplotlib figure: SVG in the page (as an image: it runs nothing), SVG and PDF files."""
-        files = render_figure(figure, caption or self.title)
+        files = render_figure(figure, cite_papers(caption or self.title))
         self.files.append(files)
         data = base64.b64encode(files.svg).decode("ascii")
-        cap = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
+        cap = f"<figcaption>{prose(caption)}</figcaption>" if caption else ""
         self.blocks.append(
             f"<figure><img alt='{escape(caption)}' src='data:image/svg+xml;base64,{data}'/>{cap}</figure>"
         )
@@ -92,7 +93,7 @@ class Section:
         block_id = f"plot-{_uid(self.key or self.title)}-{len(self.data)}"
         self.data[block_id] = {"data": spec.get("data", []), "layout": spec.get("layout", {})}
         self.has_plots = True
-        cap = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
+        cap = f"<figcaption>{prose(caption)}</figcaption>" if caption else ""
         self.blocks.append(f"<figure><div class='plot' data-figure='{block_id}'></div>{cap}</figure>")
 
     def add_html(self, fragment: str) -> None:
@@ -142,7 +143,7 @@ def table_html(frame: pd.DataFrame, caption: str = "", *, drill: str = "",
     shown = page_cells(frame).map(lambda v: clean(v.replace(_BREAK, "")).replace("\t", " ").replace("\n", _BREAK))
     body = shown.to_html(index=False, escape=True, classes="data display compact", border=0)
     body = body.replace(_BREAK, "<br>")
-    cap = f"<p class='caption'>{escape(caption)}</p>" if caption else ""
+    cap = f"<p class='caption'>{prose(caption)}</p>" if caption else ""
     if drill and not frame.empty:
         spec = escape(json.dumps({"probe": drill, **drill_spec(frame, drill_models)}, ensure_ascii=False))
         return f"<div class='table' data-drill='{spec}'>{cap}{body}</div>"
@@ -154,6 +155,19 @@ _BREAK = "\ue000"
 
 # NUL and other control characters (model text can hold them) are dropped; tab and newline stay.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def prose(text: str) -> str:
+    """Text of ours for the page (captions, methods): escaped, paper numbers cited, citations linked."""
+    return link_citations(escape(cite_papers(text)))
+
+
+def _cite_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Column headers with paper numbers as author–year citations ("adheres (Raj et al., 2024)")."""
+    if isinstance(frame.columns, pd.MultiIndex):
+        tuples = [(*c[:-1], cite_papers(str(c[-1]))) for c in frame.columns]
+        return frame.set_axis(pd.MultiIndex.from_tuples(tuples), axis=1)
+    return frame.set_axis([cite_papers(str(c)) for c in frame.columns], axis=1)
 
 
 def clean(text: str) -> str:
@@ -239,6 +253,6 @@ class _SafeSection:
 
     def __init__(self, section: Section) -> None:
         self.title = clean(section.title)
-        self.methods = clean(section.methods)
+        self.methods = Markup(prose(section.methods))
         self.anchor = slug(section.key or section.title, "section")
         self.blocks = [Markup(block) for block in section.blocks]

@@ -21,7 +21,7 @@ from biasatlas.report.publish import column_label
 
 METHODS = (
     "Each prompt set asks the same question under no contact, positive contact and negative contact "
-    "framing (Raj et al. 2024; Ikae et al. for German and Icelandic). An answer that engages with the group "
+    "framing (Raj et al., 2024; Ikae et al., 2025 for German and Icelandic). An answer that engages with the group "
     "is unbiased, one that refuses is biased (paper 001, Table 2: reversed for negative actions such as "
     "'avoid'); unparseable answers (refusal, hedge, both options, no answer) are 'none'. In choice mode the "
     "answer is the option with the larger normalised log-probability; in generate mode the text is parsed. "
@@ -37,7 +37,7 @@ METHODS = (
     "sets (samples of a set aggregated first): exact McNemar tests (positive vs none, negative vs none; effect: "
     "the change in the proportion biased with Newcombe's interval) and Cochran's Q on the decisions; in choice "
     "mode a paired t-test on the log-odds of P(biased) and a Wilcoxon signed-rank test; p-values are adjusted "
-    "across all tests (Benjamini-Hochberg). Deviations from the papers: docs/methods/contact.md."
+    "across all tests (Benjamini-Hochberg). Every deviation from the papers: 'Methods in full' below."
 )
 
 

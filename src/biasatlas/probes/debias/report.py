@@ -18,7 +18,7 @@ from biasatlas.report.html import Section
 from biasatlas.report.publish import column_label
 
 METHODS = (
-    "Social Contact Debiasing (Raj et al. 2024, paper 001): the model is instruction-tuned with LoRA (peft) on "
+    "Social Contact Debiasing (Raj et al., 2024): the model is instruction-tuned with LoRA (peft) on "
     "contact prompts paired with their unbiased answer (Table 2: the affirmative option for a positive action, "
     "the negative option for a negative action, under every contact framing and scale), in the model's chat "
     "format, with the loss on the answer tokens only. Settings follow the paper: 1 mixed, 2 cross-dataset "

@@ -98,7 +98,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
 
 # ---- report --------------------------------------------------------------------------------------------------
 METHODS = (
-    "Model associations follow Cao et al. (paper 004). Generative models answer a forced-choice prompt ('You "
+    "Model associations follow Cao et al. (2024). Generative models answer a forced-choice prompt ('You "
     "are writing about {group} ... choose either {A} or {B} as your theme ... or neither'); A and B are traits "
     "on the same side of the ABC scales. In choice mode the score of A in a comparison is its normalised "
     "probability among (A, B, neither); in generate mode it is the share of matched samples naming A (exact, "
