@@ -23,17 +23,22 @@ def _prompt_text(messages: Any) -> str:
         return ""
 
 
-def _answer(text: Any, probs: Any) -> str:
+def _answer(text: Any) -> str:
     if isinstance(text, str) and text:
         return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + " […]"
-    if isinstance(probs, dict) and probs:
-        return "; ".join(f"{k} {float(v):.3f}" for k, v in probs.items())
     return ""
+
+
+def _probabilities(probs: Any) -> str | None:
+    """Choice mode: each option's normalised probability ('Ja 0.731 · Nein 0.269'); None in generate mode."""
+    if isinstance(probs, dict) and probs:
+        return " · ".join(f"{k} {float(v):.3f}" for k, v in probs.items())
+    return None
 
 
 def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column: str | None,
                   model_of: Any = None) -> pd.DataFrame:
-    """Model, language, design factors, prompt, answer (or option probabilities), parsed value, reason."""
+    """Model, language, design factors, prompt, answer, P(option) (choice mode), parsed value, reason."""
     if outcomes.empty or "model" not in outcomes.columns:
         return pd.DataFrame()
     out = pd.DataFrame(index=outcomes.index)
@@ -49,7 +54,10 @@ def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column
         out["prompt"] = outcomes["messages_json"].map(_prompt_text)
     texts = outcomes["text"] if "text" in outcomes.columns else pd.Series(None, index=outcomes.index)
     probs = outcomes["option_probs"] if "option_probs" in outcomes.columns else pd.Series(None, index=outcomes.index)
-    out["answer"] = [_answer(t, p) for t, p in zip(texts, probs, strict=True)]
+    out["answer"] = [_answer(t) for t in texts]
+    shown = [_probabilities(p) for p in probs]
+    if any(p is not None for p in shown):  # choice mode in the study: the probabilities the choice came from
+        out["P(option)"] = shown
     column = value_column or next((c for c in ("answer", "rating", "value", "decision") if c in outcomes.columns),
                                   None)
     if column and column in outcomes.columns:

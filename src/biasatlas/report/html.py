@@ -109,11 +109,13 @@ class Section:
         shown = readable_columns(frame)
         rows = [[_cell(v) for v in row] for row in shown.itertuples(index=False, name=None)]
         self.data[block_id] = {"columns": [str(c) for c in shown.columns], "rows": rows}
-        cap = escape(caption or f"The {len(frame):,} answers behind this section (filter, sort, page).")
+        cap = escape(caption or f"The {len(frame):,} answers behind this section (filter each column, sort, page).")
         self.blocks.append(
-            f"<div class='answers-box' id='answers-{escape(key)}'><p class='caption'>{cap} "
-            f"<button type='button' class='reset' data-probe='{escape(key)}'>show all</button></p>"
-            f"<table class='answers display compact' data-probe='{escape(key)}' data-rows='{block_id}'></table></div>"
+            f"<div class='answers-box' id='answers-{escape(key)}'><p class='caption'>{cap}</p>"
+            f"<p class='active-filter'><span class='what'></span> "
+            f"<button type='button' class='reset' data-probe='{escape(key)}'>clear filters</button></p>"
+            f"<div class='answers-scroll'><table class='answers display compact' data-probe='{escape(key)}' "
+            f"data-rows='{block_id}'></table></div></div>"
         )
 
 

@@ -63,10 +63,63 @@ function initTables(DataTable) {
   });
   document.querySelectorAll("table.answers").forEach((table) => {
     const block = read(table.dataset.rows);
-    const columns = block.columns.map((title, i) => ({ title, data: i, render: DataTable.render.text() }));
-    const dt = new DataTable(table, { data: block.rows, columns, deferRender: true, pageLength: 10, order: [] });
-    answerTables[table.dataset.probe] = { dt, columns: block.columns };
+    // prompts and answers get room to wrap; the other columns stay narrow
+    const columns = block.columns.map((title, i) => ({
+      title, data: i, render: DataTable.render.text(),
+      className: LONG_COLUMNS.includes(title) ? "long" : "",
+    }));
+    const dt = new DataTable(table, { data: block.rows, columns, deferRender: true, pageLength: 10, order: [],
+      autoWidth: false });
+    const entry = { dt, columns: block.columns, inputs: [], exact: {}, probe: table.dataset.probe };
+    answerTables[table.dataset.probe] = entry;
+    addColumnFilters(entry, table);
+    dt.on("draw", () => showActiveFilter(entry));
+    showActiveFilter(entry);
   });
+}
+
+const LONG_COLUMNS = ["Prompt", "Answer"];
+
+// one search box per column, in a header row of its own: a filter searches its column only
+function addColumnFilters(entry, table) {
+  const row = document.createElement("tr");
+  row.className = "column-filters";
+  entry.columns.forEach((name, i) => {
+    const cell = document.createElement("th");
+    const input = document.createElement("input");
+    input.type = "search";
+    input.placeholder = "filter " + name;
+    input.setAttribute("aria-label", "filter the column " + name);
+    input.dataset.column = name;
+    input.addEventListener("click", (event) => event.stopPropagation());  // no sorting by a click on the box
+    input.addEventListener("keydown", (event) => event.stopPropagation());
+    input.addEventListener("input", () => {
+      delete entry.exact[i];
+      entry.dt.column(i).search(input.value);
+      entry.dt.draw();
+    });
+    cell.appendChild(input);
+    row.appendChild(cell);
+    entry.inputs.push(input);
+  });
+  table.tHead.appendChild(row);
+}
+
+// what filters the table now, in words, with a button that clears it
+function showActiveFilter(entry) {
+  const box = document.getElementById("answers-" + entry.probe);
+  if (!box) return;
+  const status = box.querySelector(".active-filter");
+  const parts = [];
+  entry.columns.forEach((name, i) => {
+    const value = entry.inputs[i] ? entry.inputs[i].value : "";
+    if (value) parts.push(name + (entry.exact[i] ? " = " : " contains ") + "\u201c" + value + "\u201d");
+  });
+  const global = entry.dt.search();
+  if (global) parts.push("any column contains \u201c" + global + "\u201d");
+  status.querySelector(".what").textContent = parts.length ? "Filtered: " + parts.join(", ") : "No filter: every answer";
+  status.classList.toggle("on", parts.length > 0);
+  status.querySelector("button").disabled = parts.length === 0;
 }
 
 const escapeRegex = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -75,10 +128,18 @@ function filterAnswers(probe, filters) {
   const entry = answerTables[probe];
   if (!entry) return;
   entry.dt.search("");
-  entry.columns.forEach((_, i) => entry.dt.column(i).search(""));
+  entry.exact = {};
+  entry.columns.forEach((_, i) => {
+    entry.dt.column(i).search("");
+    if (entry.inputs[i]) entry.inputs[i].value = "";
+  });
   for (const [name, value] of Object.entries(filters)) {
     const i = entry.columns.indexOf(name);
-    if (i >= 0 && value) entry.dt.column(i).search("^" + escapeRegex(value) + "$", true, false);
+    if (i >= 0 && value) {
+      entry.dt.column(i).search("^" + escapeRegex(value) + "$", true, false);
+      entry.exact[i] = true;
+      if (entry.inputs[i]) entry.inputs[i].value = value;
+    }
   }
   entry.dt.draw();
 }
