@@ -75,10 +75,14 @@ class Section:
         if publish and not frame.empty:
             self.files.append(TableFile(shown, cite_papers(caption or self.title)))
 
-    def add_figure(self, figure: Any, caption: str = "") -> None:
-        """A matplotlib figure: SVG in the page (as an image: it runs nothing), SVG and PDF files."""
+    def add_figure(self, figure: Any, caption: str = "", *, plot: Any = None) -> None:
+        """A matplotlib figure as SVG and PDF files; in the page the interactive ``plot`` (Plotly) where given,
+        else the SVG (as an image: it runs nothing)."""
         files = render_figure(figure, cite_papers(caption or self.title))
         self.files.append(files)
+        if plot is not None:
+            self.add_plot(plot, caption)
+            return
         data = base64.b64encode(files.svg).decode("ascii")
         cap = f"<figcaption>{prose(caption)}</figcaption>" if caption else ""
         self.blocks.append(

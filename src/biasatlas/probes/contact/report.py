@@ -209,6 +209,45 @@ def heatmap_axis_scenario(outcomes_frame: pd.DataFrame) -> Any:
     return fig
 
 
+def _unit(table: pd.DataFrame) -> pd.Series:
+    """A panel per model (and mode, where a model ran in several)."""
+    return model_label(table) if "mode" in table.columns else table["model"].astype(str)
+
+
+def bar_plot(table: pd.DataFrame) -> Any:
+    """``bar_by_contact`` interactive: one panel per model, bars per language and scale, hover with n."""
+    from biasatlas.report.plots import CONTACT_COLORS, interval_figure
+
+    return interval_figure(table.assign(unit=_unit(table)), category=["language", "scale"], group="contact",
+                           panel="unit", estimate="biased_pct", low="biased_ci_low", high="biased_ci_high", n="n",
+                           unit="%", colors=CONTACT_COLORS, y_range=(0, 100), x_title="Language · answer scale",
+                           y_title="Biased answers (%, Wilson 95% CI)")
+
+
+def probability_plot(table: pd.DataFrame) -> Any:
+    """``probability_by_contact`` interactive."""
+    from biasatlas.report.plots import CONTACT_COLORS, interval_figure
+
+    return interval_figure(table.assign(unit=_unit(table)), category=["language", "scale"], group="contact",
+                           panel="unit", estimate="mean", low="ci_low", high="ci_high",
+                           n="n" if "n" in table.columns else None, kind="point", colors=CONTACT_COLORS,
+                           x_title="Language · answer scale",
+                           y_title="Mean P(biased option) (probability, t 95% CI)")
+
+
+def heatmap_plot(outcomes_frame: pd.DataFrame) -> Any:
+    """``heatmap_axis_scenario`` interactive: % biased by axis × scenario, n in the hover."""
+    from biasatlas.report.plots import heatmap_figure
+
+    panels = []
+    for (model, mode), sub in outcomes_frame.groupby(["model", "mode"], sort=True):
+        grid = sub.pivot_table(index="axis", columns="scenario", values="biased", aggfunc="mean") * 100
+        counts = sub.pivot_table(index="axis", columns="scenario", values="prompt_id", aggfunc="count")
+        panels.append((f"{model} · {mode}", grid, counts.reindex(index=grid.index, columns=grid.columns)))
+    return heatmap_figure(panels, x_title="Scenario", y_title="Identity axis", z_title="Biased answers (%)",
+                          zmin=0, zmax=100, digits=2)
+
+
 def sections(store: Any) -> list[Section]:
     out = outcomes(store.frame(probe=NAME))
     section = Section("Contact-hypothesis probe", methods=METHODS)
@@ -216,7 +255,8 @@ def sections(store: Any) -> list[Section]:
         section.add_text("No scored answers yet.")
         return [section]
     tables = ca.all_tables(out)
-    section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing")
+    section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing",
+                       plot=bar_plot(tables["by_contact"]))
     section.add_table(wide_rates(tables["by_contact"]), "By contact framing, models side by side: % of answers "
                       "[Wilson 95% CI] (count) per decision (paper 001 Table 3)", drill=NAME)
     for by, where in (([], ""), (["axis"], " by axis"), (["axis", "group"], " by group")):
@@ -226,7 +266,8 @@ def sections(store: Any) -> list[Section]:
     probabilities = ca.probability_table(out, ["scale", "contact"])
     if not probabilities.empty:
         section.add_figure(probability_by_contact(probabilities),
-                           "Mean P(biased option) by contact framing (choice mode)")
+                           "Mean P(biased option) by contact framing (choice mode)",
+                           plot=probability_plot(probabilities))
     if out["action"].nunique() > 1:
         section.add_table(wide_rates(tables["by_contact_action"]), "By scale × contact × action (action "
                           "polarity), models side by side", drill=NAME)
@@ -255,7 +296,8 @@ def sections(store: Any) -> list[Section]:
                           "Wilcoxon; BH-adjusted, * adjusted p < 0.05)", drill=NAME)
         section.add_table(_by_model(tests).rename(columns={"effect_name": "effect_measure"}).round(4),
                           "Every statistic of the paired tests (one row per model and test)", drill=NAME)
-    section.add_figure(heatmap_axis_scenario(out), "Axis × scenario, one panel per model")
+    section.add_figure(heatmap_axis_scenario(out), "Axis × scenario, one panel per model",
+                       plot=heatmap_plot(out))
     section.add_table(_display(tables["by_group"]), "By group (paper 000 Tables 5-8)", drill=NAME)
     section.add_table(_display(tables["by_scenario"]), "By scenario (paper 000 Tables 9-12)", drill=NAME)
     section.add_table(_display(tables["by_principle"]), "By key principle × contact", drill=NAME)

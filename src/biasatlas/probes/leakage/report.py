@@ -11,7 +11,7 @@ from rich.table import Table
 
 from biasatlas.probes.leakage.analysis import ALPHA, CORRECTION, analyse, coverage, finder_all
 from biasatlas.probes.leakage.data import LANGUAGES
-from biasatlas.probes.leakage.figure import flows_figure
+from biasatlas.probes.leakage.figure import flows_figure, flows_plot
 from biasatlas.probes.leakage.plan import NAME, TITLE
 from biasatlas.probes.leakage.summary import dropped_fits, notes
 from biasatlas.report.compare import estimate_cell, p_cell, side_by_side
@@ -173,7 +173,8 @@ def report_sections(store: Store) -> list[Section]:
     else:
         section.add_text("No significant positive leakage flow between languages.")
     section.add_figure(flows_figure(analysis.flows, analysis.variants),
-                       "Leakage flows: human source → model target, one panel per model variant")
+                       "Leakage flows: human source → model target, one panel per model variant",
+                       plot=flows_plot(analysis.flows, analysis.variants))
     examples = analysis.leaked
     if examples.empty and analysis.variants:
         # Without a significant flow, still show candidates against every other language, labelled as such.

@@ -177,6 +177,46 @@ def forest_figure(groups: pd.DataFrame) -> Any:
     return fig
 
 
+def forest_plot(groups: pd.DataFrame) -> Any:
+    """``forest_figure`` interactive: bias [95% CI] per group, one panel per model unit, hover with n and p."""
+    from biasatlas.report.plots import interval_figure
+
+    shown = groups.assign(unit=groups.apply(_unit_label, axis=1),
+                          tested=groups["significant"].map({True: "significant (adjusted)",
+                                                            False: "not significant"}).fillna("not tested"))
+    return interval_figure(shown, category=["category", "group"], group="tested", panel="unit", estimate="bias",
+                           low="ci_low", high="ci_high", n="n" if "n" in shown.columns else None,
+                           p="p" if "p" in shown.columns else None, horizontal=True,
+                           colors={"significant (adjusted)": "#111111", "not significant": "#999999",
+                                   "not tested": "#cccccc"},
+                           x_title="Bias score (rating points, group − control, 95% CI)", y_title="Category · group")
+
+
+def significance_plot(figure_rows: pd.DataFrame) -> Any:
+    """``significance_figure`` interactive: one panel per category, hover with the group's numbers."""
+    import html
+
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    categories = list(dict.fromkeys(figure_rows["category"]))
+    fig = make_subplots(rows=1, cols=len(categories), subplot_titles=[html.escape(str(c)) for c in categories])
+    for col, category in enumerate(categories, 1):
+        cell = figure_rows[figure_rows["category"] == category]
+        names = [html.escape(str(g)) for g in cell["group"]]
+        hover = [f"<b>{g}</b><br>mean bias: {b:.3g} rating points<br>share significant: {s:.0%}<br>"
+                 f"n units: {n}" for g, b, s, n in zip(names, cell["mean_bias"], cell["share_significant"],
+                                                      cell["n_units"], strict=True)]
+        fig.add_trace(go.Scatter(x=cell["mean_bias"].tolist(), y=cell["share_significant"].tolist(), text=names,
+                                 mode="markers+text", textposition="top center", hovertext=hover,
+                                 hoverinfo="text", showlegend=False), row=1, col=col)
+    fig.update_xaxes(title_text="Bias score (rating points, group − control), mean over units")
+    fig.update_yaxes(range=[-0.05, 1.05])
+    fig.update_yaxes(title_text="Share of units significantly different (0–1)", row=1, col=1)
+    fig.update_layout(template="plotly_white", height=420, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
 # ---- HTML -------------------------------------------------------------------------------------
 GROUP_COLUMNS = {
     "model": "model", "language": "language", "temperature": "T", "max_tokens": "tokens", "category": "category",
@@ -244,11 +284,13 @@ def report_sections(store: Store) -> list[Section]:
                           f"{settings['equivalence_margin']:g} rating points.", drill=NAME)
         if not tables["significance_frequency"].empty:
             section.add_figure(significance_figure(tables["significance_frequency"]),
+                               plot=significance_plot(tables["significance_frequency"]),
                                caption="Like the paper's Figure 1: bias score against how often the group "
                                "differs significantly from the control (share of model × language units).")
         else:
             section.add_text("No group has the two paired scenarios a test needs: no significance figure.")
-        section.add_figure(forest_figure(groups), caption="Bias score with 95% CI per group and model.")
+        section.add_figure(forest_figure(groups), caption="Bias score with 95% CI per group and model.",
+                           plot=forest_plot(groups))
     section.add_table(tables["controls"], caption="Control (a person with no demographic information).",
                       drill=NAME)
     if not tables["default_persona"].empty:
