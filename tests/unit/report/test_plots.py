@@ -46,3 +46,20 @@ def test_heatmap_hover_names_both_keys_the_value_and_n() -> None:
     assert fig.layout.xaxis.title.text == "Scenario" and fig.layout.yaxis.title.text == "Axis"
     assert fig.data[0].hovertext[0][0] == "Axis: religion<br>Scenario: work<br>Biased (%): 10<br>n: 12"
     assert fig.data[0].z[0][1] is None
+
+
+def test_the_overview_forest_has_axis_units_and_the_estimate_in_its_hover() -> None:
+    from biasatlas.report.overview import _forest
+
+    table = pd.DataFrame({
+        "probe": ["Contact", "Contact", "Samaritan"], "model": ["a", "b", "a"], "language": ["de", "de", "en"],
+        "measure": ["Δ % biased, positive − no contact"] * 2 + ["largest gap: male − control rating (1 of 3 groups)"],
+        "estimate": [12.5, -4.0, 6.2], "ci_low": [2.0, -15.0, 1.0], "ci_high": [22.0, 7.0, 11.4],
+        "test": ["McNemar"] * 2 + ["paired t"], "n": [40, 40, 12], "p": [0.02, 0.6, 0.03],
+        "p_adj": [0.04, 0.6, 0.03], "significant": [True, False, True],
+    })
+    fig = _forest(table)
+    assert fig.layout.xaxis.title.text == "Δ % biased, positive − no contact (percentage points, 95% CI)"
+    assert fig.layout.xaxis2.title.text == "largest gap: male − control rating (rating points, 95% CI)"
+    assert "estimate 12.5 points [95% CI 2, 22]" in fig.data[0].hovertext[0]
+    assert "n 40, p 0.02" in fig.data[0].hovertext[0]
