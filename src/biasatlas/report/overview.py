@@ -159,6 +159,7 @@ def _forest(table: pd.DataFrame) -> Any:
         )
         fig.add_vline(x=0, line={"color": "#999", "dash": "dot"}, row=i, col=1)
         fig.update_xaxes(title_text=_forest_axis(part), row=i, col=1)
+        fig.update_yaxes(title_text="Model · language", automargin=True, row=i, col=1)
     fig.update_layout(height=180 + 90 * len(table), margin={"l": 10, "r": 10, "t": 40, "b": 30},
                       template="plotly_white")
     return fig

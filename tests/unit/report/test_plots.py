@@ -61,5 +61,6 @@ def test_the_overview_forest_has_axis_units_and_the_estimate_in_its_hover() -> N
     fig = _forest(table)
     assert fig.layout.xaxis.title.text == "Δ % biased, positive − no contact (percentage points, 95% CI)"
     assert fig.layout.xaxis2.title.text == "largest gap: male − control rating (rating points, 95% CI)"
+    assert fig.layout.yaxis.title.text == fig.layout.yaxis2.title.text == "Model · language"
     assert "estimate 12.5 points [95% CI 2, 22]" in fig.data[0].hovertext[0]
     assert "n 40, p 0.02" in fig.data[0].hovertext[0]
