@@ -360,6 +360,7 @@ def test_audit_report_reads_as_a_paper_would_need_it(audit_study: Path, browser:
     assert "Flag" in validity.locator("thead").inner_text()
     assert p.locator("a.cite[href='#ref-raj2024']").count() >= 1 and p.locator("#ref-raj2024").count() == 1
     assert p.locator("details.methods-full").count() >= 2 and "docs/methods" not in p.locator("body").inner_text()
+    p.evaluate("window.scrollTo(0, 0)")
     p.screenshot(path=str(_shots(audit_study) / "report-audit-top.png"))
     p.close()
     assert page.errors == [] and page.remote() == []

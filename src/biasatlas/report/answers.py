@@ -38,7 +38,7 @@ def _probabilities(probs: Any) -> str | None:
 
 def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column: str | None,
                   model_of: Any = None) -> pd.DataFrame:
-    """Model, language, design factors, prompt, answer, P(option) (choice mode), parsed value, reason."""
+    """Model, language, prompt, answer, P(option) (choice mode), parsed value, reason, then the design factors."""
     if outcomes.empty or "model" not in outcomes.columns:
         return pd.DataFrame()
     out = pd.DataFrame(index=outcomes.index)
@@ -69,4 +69,8 @@ def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column
         out["reason"] = outcomes[reason]
     if "status" in outcomes.columns:
         out["status"] = outcomes["status"]
-    return out.reset_index(drop=True)
+    # what a reader reads first sits next to each other (the prompt, the answer, what was read from it); the
+    # design factors follow, still one filter box each
+    first = [c for c in ("model", "language", "prompt", "answer", "P(option)", "parsed", "decision", "reason")
+             if c in out.columns]
+    return out[first + [c for c in out.columns if c not in first]].reset_index(drop=True)

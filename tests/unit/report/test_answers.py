@@ -34,3 +34,9 @@ def test_generate_mode_has_no_probability_column_and_a_mixed_study_shows_none_as
     assert "P(option)" not in generate.columns
     mixed = answers_frame(_outcomes(["Ja, sicher.", "Ja"], [None, {"Ja": 0.6, "Nein": 0.4}]), (), "answer")
     assert mixed["P(option)"].tolist()[1] == "Ja 0.600 · Nein 0.400" and pd.isna(mixed["P(option)"].tolist()[0])
+
+
+def test_the_answer_sits_next_to_its_prompt_and_what_was_read_from_it() -> None:
+    outcomes = _outcomes(["Ja"], [{"Ja": 0.6, "Nein": 0.4}]).assign(scale="certainty", reason="")
+    frame = answers_frame(outcomes, ("scale",), "answer")
+    assert list(frame.columns) == ["model", "language", "prompt", "answer", "P(option)", "parsed", "reason", "scale"]

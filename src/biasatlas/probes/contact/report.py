@@ -214,11 +214,17 @@ def _unit(table: pd.DataFrame) -> pd.Series:
     return model_label(table) if "mode" in table.columns else table["model"].astype(str)
 
 
+def _framings_in_order(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows in the order none, positive, negative (the bars' and the legend's order), a panel per model."""
+    order = table["contact"].map({"none": 0, "positive": 1, "negative": 2}).fillna(3)
+    return table.assign(unit=_unit(table), _order=order).sort_values("_order", kind="stable")
+
+
 def bar_plot(table: pd.DataFrame) -> Any:
     """``bar_by_contact`` interactive: one panel per model, bars per language and scale, hover with n."""
     from biasatlas.report.plots import CONTACT_COLORS, interval_figure
 
-    return interval_figure(table.assign(unit=_unit(table)), category=["language", "scale"], group="contact",
+    return interval_figure(_framings_in_order(table), category=["language", "scale"], group="contact",
                            panel="unit", estimate="biased_pct", low="biased_ci_low", high="biased_ci_high", n="n",
                            unit="%", colors=CONTACT_COLORS, y_range=(0, 100), x_title="Language · answer scale",
                            y_title="Biased answers (%, Wilson 95% CI)")
@@ -228,7 +234,7 @@ def probability_plot(table: pd.DataFrame) -> Any:
     """``probability_by_contact`` interactive."""
     from biasatlas.report.plots import CONTACT_COLORS, interval_figure
 
-    return interval_figure(table.assign(unit=_unit(table)), category=["language", "scale"], group="contact",
+    return interval_figure(_framings_in_order(table), category=["language", "scale"], group="contact",
                            panel="unit", estimate="mean", low="ci_low", high="ci_high",
                            n="n" if "n" in table.columns else None, kind="point", colors=CONTACT_COLORS,
                            x_title="Language · answer scale",
