@@ -358,6 +358,16 @@ def test_audit_report_reads_as_a_paper_would_need_it(audit_study: Path, browser:
     validity = p.locator("section#section-validity")
     assert validity.locator("table").count() == 1 and "Warning:" not in validity.inner_text()
     assert "Flag" in validity.locator("thead").inner_text()
+    # text left, numbers right; a table wider than the page has a scrollbar above it that moves it
+    align = validity.locator("tbody tr").first.locator("td").evaluate_all(
+        "cells => cells.map((c) => getComputedStyle(c).textAlign)")
+    heads = [h.strip() for h in validity.locator("thead th").all_inner_texts()]
+    assert align[heads.index("Probe")] in ("left", "start") and align[heads.index("Answers")] == "right"
+    bar = p.locator("#answers-contact div.topscroll")
+    assert bar.is_visible()
+    bar.evaluate("b => { b.scrollLeft = 200; b.dispatchEvent(new Event('scroll')); }")
+    p.wait_for_timeout(100)
+    assert bar.evaluate("b => b.nextElementSibling.scrollLeft") > 0
     assert p.locator("a.cite[href='#ref-raj2024']").count() >= 1 and p.locator("#ref-raj2024").count() == 1
     assert p.locator("details.methods-full").count() >= 2 and "docs/methods" not in p.locator("body").inner_text()
     p.evaluate("window.scrollTo(0, 0)")

@@ -38,18 +38,26 @@ function alignNumbers(table) {
   }
 }
 
-// a wide table gets a second scrollbar above it, kept in step with the one below
+// a wide table gets a second scrollbar above it, kept in step with the one below; it follows the table's
+// width as pages, filters and window sizes change, and hides while the table fits
 function topScrollbars() {
-  document.querySelectorAll("div.table").forEach((box) => {
-    if (box.scrollWidth <= box.clientWidth + 1) return;
+  document.querySelectorAll("table.data, table.answers").forEach((table) => {
+    // DataTables puts the table in a cell of its layout that scrolls sideways: the bar goes above that cell
+    const box = table.closest(".dt-layout-cell") || table.parentElement;
     const bar = document.createElement("div");
     bar.className = "topscroll";
     const inner = document.createElement("div");
-    inner.style.width = box.scrollWidth + "px";
     bar.appendChild(inner);
     box.parentElement.insertBefore(bar, box);
+    const fit = () => {
+      inner.style.width = box.scrollWidth + "px";
+      bar.style.display = box.scrollWidth > box.clientWidth + 1 ? "" : "none";
+    };
     bar.addEventListener("scroll", () => { box.scrollLeft = bar.scrollLeft; });
     box.addEventListener("scroll", () => { bar.scrollLeft = box.scrollLeft; });
+    if (typeof ResizeObserver !== "undefined") new ResizeObserver(fit).observe(table);
+    window.addEventListener("resize", fit);
+    fit();
   });
 }
 
