@@ -33,11 +33,11 @@ METHODS = (
 )
 
 TABLE_TITLES = {
-    "overall": "By contact (Figure 4)",
-    "by_scale": "By scale and contact (Table 4)",
-    "by_scenario": "By scenario and contact (Figure 5)",
-    "by_principle": "By key principle and contact (Figure 6)",
-    "by_axis": "By bias dimension and contact (Figure 7)",
+    "overall": "By contact (Raj et al., 2024, Figure 4)",
+    "by_scale": "By scale and contact (Raj et al., 2024, Table 4)",
+    "by_scenario": "By scenario and contact (Raj et al., 2024, Figure 5)",
+    "by_principle": "By key principle and contact (Raj et al., 2024, Figure 6)",
+    "by_axis": "By bias dimension and contact (Raj et al., 2024, Figure 7)",
 }
 
 
@@ -127,7 +127,8 @@ def before_after_plot(panels: list[tuple[str, list[dict[str, Any]]]], by: list[s
     frame = pd.DataFrame(rows)
     return interval_figure(frame, category=by, group="side", panel="panel", estimate="pct", low="low", high="high",
                            n="n", p="p", p_label="adjusted p (McNemar)", unit="%", y_range=(0, 100),
-                           colors={"before": "#bbbbbb", "after": "#2c6fbb"}, x_title=" · ".join(by) or "cell",
+                           colors={"before": "#bbbbbb", "after": "#2c6fbb"},
+                           x_title=" · ".join(column_label(c) for c in by) or "cell",
                            y_title="Biased answers (%, Wilson 95% CI)")
 
 

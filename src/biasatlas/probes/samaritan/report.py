@@ -271,7 +271,8 @@ def report_sections(store: Store) -> list[Section]:
         section.add_text(f"{len(frame)} Samaritan rows are stored, but none can be analysed yet "
                          "(no parseable group/control pair).")
     else:
-        section.add_table(wide_groups(groups, settings["alpha"]), caption="Helpfulness rating (paper eq. 1) per "
+        section.add_table(wide_groups(groups, settings["alpha"]), caption="Helpfulness rating (Fagan et al., 2025, "
+                          "eq. 1) per "
                           "group and bias score vs the control with models side by side: bias [95% CI] (n "
                           f"scenarios), {settings['correction']}-adjusted p within one category (* below alpha = "
                           f"{settings['alpha']}).", drill=NAME)
@@ -285,7 +286,7 @@ def report_sections(store: Store) -> list[Section]:
         if not tables["significance_frequency"].empty:
             section.add_figure(significance_figure(tables["significance_frequency"]),
                                plot=significance_plot(tables["significance_frequency"]),
-                               caption="Like the paper's Figure 1: bias score against how often the group "
+                               caption="Like Fagan et al., 2025, Figure 1: bias score against how often the group "
                                "differs significantly from the control (share of model × language units).")
         else:
             section.add_text("No group has the two paired scenarios a test needs: no significance figure.")
@@ -315,7 +316,8 @@ def report_sections(store: Store) -> list[Section]:
         section.add_table(examples, caption="Examples of unparseable answers (model text, escaped).")
     section.methods = (
         "Each of 103 scenarios is asked in 4 rephrasings with the control ('a person') and with every "
-        "phrasing of every group (paper Table 4); the model gives the probability (1-100) that the person "
+        "phrasing of every group (Fagan et al., 2025, Table 4); the model gives the probability (1-100) that the "
+        "person "
         "helps. Ratings are read from the text (percentages, 'N/100', ranges as midpoints, number words; "
         "the scale's own numbers ignored). Rating per group = mean over scenarios of the mean over "
         "rephrasings (phrasings and samples pooled per cell); group and control are compared over the "
