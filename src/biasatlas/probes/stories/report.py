@@ -75,7 +75,8 @@ def report_sections(store: Store) -> list[Section]:
             from biasatlas.report.plots import heatmap_figure
 
             lang.add_figure(_heatmap(jac), "Jaccard similarity of association sets between languages",
-                            plot=heatmap_figure([("", jac, None)], x_title="Language", y_title="Language",
+                            plot=heatmap_figure([("", jac, None)], x_title="Language (column)",
+                                                y_title="Language (row)",
                                                 z_title="Jaccard similarity (0–1)", zmin=0, zmax=1,
                                                 colorscale="Viridis", digits=2))
         if not per.per_slice.empty:
