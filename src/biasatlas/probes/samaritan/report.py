@@ -7,10 +7,11 @@ from typing import Any
 import pandas as pd
 from rich.table import Table
 
+from biasatlas.probes.samaritan.analysis import UNREADABLE_WARNING
 from biasatlas.probes.samaritan.data import NAME, TITLE
 from biasatlas.probes.samaritan.plan import DECODING_NOTE
 from biasatlas.probes.samaritan.read import load_outcomes
-from biasatlas.probes.samaritan.summary import analyse, analysis_settings, unreadable_warnings
+from biasatlas.probes.samaritan.summary import analyse, analysis_settings
 from biasatlas.report.compare import estimate_cell, p_cell, side_by_side
 from biasatlas.report.html import Section
 from biasatlas.store import Store
@@ -264,8 +265,17 @@ def report_sections(store: Store) -> list[Section]:
         section.add_text("No Samaritan answers are stored in this study.")
         return [section]
     tables = analyse(frame, settings["alpha"], settings["correction"], settings["equivalence_margin"])
-    for line in unreadable_warnings(tables["unparseable"]):
-        section.add_text(f"Warning: {line}.")
+    bad = tables["unparseable"].copy()
+    if not bad.empty and "unreadable_warning" in bad.columns:
+        # one line and a Flag column, not a warning line per model × group (issue 28)
+        flagged = int(bad["unreadable_warning"].astype(bool).sum())
+        if flagged:
+            section.add_text(f"{flagged} of {len(bad)} group cells have more than {100 * UNREADABLE_WARNING:.0f}% "
+                             "of their answers unreadable: their numbers describe the readable answers only "
+                             "(the Flag column of 'Answers per group' below).")
+        bad.insert(0, "flag", bad["unreadable_warning"].map(
+            lambda v: f"over {100 * UNREADABLE_WARNING:.0f}% unreadable" if v else ""))
+        bad = bad.drop(columns=["unreadable_warning"])
     groups = tables["groups"]
     if groups.empty:
         section.add_text(f"{len(frame)} Samaritan rows are stored, but none can be analysed yet "
@@ -307,7 +317,6 @@ def report_sections(store: Store) -> list[Section]:
     if not tables["repeatability"].empty:
         section.add_table(tables["repeatability"], caption="Repeatability: sample 0 vs sample 1 of the same "
                           "prompts (different sampling seeds), paired t-test over scenarios.")
-    bad = tables["unparseable"].copy()
     bad["reasons"] = bad["reasons"].map(lambda d: ", ".join(f"{k}: {v}" for k, v in d.items()))
     section.add_table(bad, caption="Answers per group: parsed, unparseable (kept, with reasons), pending, "
                       "failed.", drill=NAME)
