@@ -46,4 +46,13 @@ if [[ " ${extras[*]:-} " == *" dev "* ]] && ! command -v chromium >/dev/null 2>&
     echo "note: install the distribution's chromium package for the browser tests" >&2
   fi
 fi
+# The LaTeX test compiles every table of a report with pdflatex (Debian's texlive, no TeX download).
+if [[ " ${extras[*]:-} " == *" dev "* ]] && ! command -v pdflatex >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && apt-get install -y -qq --no-install-recommends texlive-latex-base \
+      texlive-latex-recommended) >/dev/null || echo "note: could not install texlive; the LaTeX test will fail in CI" >&2
+  else
+    echo "note: install texlive-latex-base and texlive-latex-recommended for the LaTeX test" >&2
+  fi
+fi
 echo "biasatlas is set up in .venv ($(.venv/bin/biasatlas --help >/dev/null && echo ok))"

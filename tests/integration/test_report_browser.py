@@ -1,4 +1,4 @@
-"""Reports opened in a real browser: hostile studies run no script; a study's report is usable.
+"""Reports opened in a real browser: hostile studies run no script; a study's report is usable and readable.
 
 Chromium comes from the distribution's packages (scripts/setup.sh --dev installs it) and is driven by
 playwright with its executable_path; no browser is downloaded. In CI the browser must be there.
@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,7 +99,7 @@ def test_hostile_report_runs_no_script_and_loads_nothing(tmp_path: Path, browser
 
     page = Page(browser, out)
     title = page.page.title()
-    page.page.locator("#answers-contact input[type='search']").fill("iframe")
+    page.page.locator("#answers-contact .dt-search input").fill("iframe")
     page.page.wait_for_timeout(300)
     visible = page.page.locator("#answers-contact table.answers tbody tr").count()
     shown = page.page.locator("#answers-contact table.answers tbody").inner_text()
@@ -140,7 +142,7 @@ def test_study_report_overview_filter_and_drill_down(tmp_path: Path, browser: An
     p.screenshot(path=str(_shots(tmp_path) / "report-overview.png"))
 
     # a filter narrows a table
-    box = p.locator("#answers-contact input[type='search']")
+    box = p.locator("#answers-contact .dt-search input")
     before = p.locator("#answers-contact .dt-info").inner_text()
     box.fill("Absolutely not")
     p.wait_for_timeout(300)
@@ -250,3 +252,147 @@ def test_report_of_20000_answers_opens(tmp_path: Path, browser: Any) -> None:
     assert "filtered from" in info
     assert page.errors == [] and page.remote() == []
     assert size_mb < 40  # about 0.7 kB an answer with its prompt, plus 5 MB of libraries
+
+
+# ---- issue 28: a 2-model audit report a researcher can use as it is -------------------------------------------
+AUDIT_TITLE = "Religion bias in English and German: alpha & beta"
+LATEX_ANSWERS = [
+    "Yes.", "No & never_ever 100% {really} $5 #1 ~^\\", "Δ − × ± ≥ < > | 汉字 🙂\x00",
+    "Absolutely not. " * 20, "I can't answer that.\n\nIt depends.", "„Ja“ – Þú ert á Íslandi…",
+]
+LATEX_DOCUMENT = r"""\documentclass{article}
+\usepackage[T1]{fontenc}
+\usepackage{booktabs,array,longtable}
+\usepackage[a4paper,margin=1cm,landscape]{geometry}
+\begin{document}
+%s
+\end{document}
+"""
+
+
+@pytest.fixture(scope="module")
+def audit_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two fake models made by an audit (its title recorded): contact in English (generate, answers that break
+    LaTeX and show literals) and German (choice mode: option probabilities), samaritan in English."""
+    rng = random.Random(11)
+    path = tmp_path_factory.mktemp("audit") / "study"
+    ratings = ["I'd say 70.", "80", "About 60-70 & more.", "<b>55</b> Δ", "No idea."]
+    config = {"audit": {"title": AUDIT_TITLE}}
+    with Store(path) as store:
+        for model in ("alpha", "beta"):
+            contact = load_probe("contact")
+            english = contact.plan(contact.config(languages=["en"], axes=["religion"], limit=24))
+            run_plan(english, FakeBackend(lambda r: rng.choice(LATEX_ANSWERS), name=model), store,
+                     GenerationSettings(mode="generate"), config=config, progress=False)
+            german = contact.plan(contact.config(languages=["de"], axes=["religion"], limit=24))
+            run_plan(german, FakeBackend(name=model), store, GenerationSettings(mode="choice"), config=config,
+                     progress=False)
+            samaritan = load_probe("samaritan")
+            prompts = samaritan.plan(samaritan.config(languages=["en"], categories=["gender"], limit=12))
+            run_plan(prompts, FakeBackend(lambda r: rng.choice(ratings), name=model), store,
+                     GenerationSettings(mode="generate"), config=config, progress=False)
+        build_report(store, path)
+    return path
+
+
+LITERAL = re.compile(r"^(None|True|False|nan|NaN)$|\\n")
+
+
+@pytest.mark.slow
+def test_audit_report_reads_as_a_paper_would_need_it(audit_study: Path, browser: Any) -> None:
+    page = Page(browser, audit_study / "report.html")
+    p = page.page
+    assert p.title() == AUDIT_TITLE
+
+    # no Python literal and no literal \n in any cell of any table (the answers tables: every page shown)
+    cells = p.locator("table td, table th").all_inner_texts()
+    assert len(cells) > 500
+    assert [c for c in cells if LITERAL.search(c.strip())] == []
+
+    # every figure is interactive (no static image in the page), every plot has axis titles
+    assert p.locator("figure img").count() == 0
+    for key in ("overview", "contact-hypothesis-probe", "samaritan"):
+        section = p.locator(f"section[id^='section-{key}']").first
+        plots = section.locator("div.plot")
+        assert plots.count() >= 1, key
+        for i in range(plots.count()):
+            titles = [t.strip() for t in plots.nth(i).locator(".g-xtitle, .g-ytitle").evaluate_all(
+                "nodes => nodes.map((n) => n.textContent || '')")]
+            assert len([t for t in titles if t]) >= 2, (key, i, titles)
+    figure = p.locator("section[id^='section-contact'] figure").first
+    figure.scroll_into_view_if_needed()
+    figure.screenshot(path=str(_shots(audit_study) / "report-contact-figure.png"))
+
+    # a filter on one column searches that column only: "Nein" in the Answer column, not every German prompt
+    box = "#answers-contact"
+    total = p.locator(f"{box} table.answers tbody tr").count()
+    p.locator(f"{box} input[data-column='Answer']").fill("Nein")
+    p.wait_for_timeout(300)
+    info = p.locator(f"{box} .dt-info").inner_text()
+    answers = _column(p, box, "Answer")
+    assert "filtered from" in info and answers and all("nein" in a.lower() for a in answers)
+    assert "Answer contains" in p.locator(f"{box} .active-filter").inner_text()
+    german_prompts = p.locator(f"{box} input[data-column='Prompt']")
+    german_prompts.fill("Ja oder Nein")
+    p.wait_for_timeout(300)
+    narrowed = int(re.findall(r"of ([\d,]+) entries", p.locator(f"{box} .dt-info").inner_text())[0].replace(",", ""))
+    assert 0 < narrowed < 2 * 24 * 2  # the German prompts' answers saying Nein, not all the German answers
+    # choice-mode answers show the probability of each option
+    probabilities = _column(p, box, "P(option)")
+    assert probabilities and all(re.fullmatch(r"\S+ [01]\.\d{3} · \S+ [01]\.\d{3}", v) for v in probabilities)
+    p.locator(box).screenshot(path=str(_shots(audit_study) / "report-answers-column-filter.png"))
+
+    # after a drill-down the active filter is shown in words, and the clear button clears it
+    cell = p.locator("table.overview td.drill[data-probe='contact'][data-language='de']").first
+    model = cell.get_attribute("data-model") or ""
+    cell.click()
+    p.wait_for_timeout(300)
+    active = p.locator(f"{box} .active-filter").inner_text()
+    assert f"Model = “{model}”" in active and "Language = “de”" in active
+    p.locator(f"{box} button.reset").click()
+    p.wait_for_timeout(300)
+    assert "No filter" in p.locator(f"{box} .active-filter").inner_text()
+    assert p.locator(f"{box} table.answers tbody tr").count() == total
+
+    # one validity table with a flag column, citations link to the references, the methods are in the page
+    validity = p.locator("section#section-validity")
+    assert validity.locator("table").count() == 1 and "Warning:" not in validity.inner_text()
+    assert "Flag" in validity.locator("thead").inner_text()
+    # text left, numbers right; a table wider than the page has a scrollbar above it that moves it
+    align = validity.locator("tbody tr").first.locator("td").evaluate_all(
+        "cells => cells.map((c) => getComputedStyle(c).textAlign)")
+    heads = [h.strip() for h in validity.locator("thead th").all_inner_texts()]
+    assert align[heads.index("Probe")] in ("left", "start") and align[heads.index("Answers")] == "right"
+    bar = p.locator("#answers-contact div.topscroll")
+    assert bar.is_visible()
+    bar.evaluate("b => { b.scrollLeft = 200; b.dispatchEvent(new Event('scroll')); }")
+    p.wait_for_timeout(100)
+    assert bar.evaluate("b => b.nextElementSibling.scrollLeft") > 0
+    assert p.locator("a.cite[href='#ref-raj2024']").count() >= 1 and p.locator("#ref-raj2024").count() == 1
+    assert p.locator("details.methods-full").count() >= 2 and "docs/methods" not in p.locator("body").inner_text()
+    p.evaluate("window.scrollTo(0, 0)")
+    p.screenshot(path=str(_shots(audit_study) / "report-audit-top.png"))
+    p.close()
+    assert page.errors == [] and page.remote() == []
+
+
+@pytest.mark.slow
+def test_every_tex_of_the_report_compiles_with_pdflatex(audit_study: Path) -> None:
+    """pdflatex from Debian's texlive-latex-base/-recommended (scripts/setup.sh --dev); CI fails without it."""
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI needs pdflatex (scripts/setup.sh --dev installs texlive-latex-base/-recommended)")
+        pytest.skip("pdflatex not installed")
+    folder = audit_study / "report_files"
+    files = sorted(folder.glob("[0-9]*.tex"))
+    assert len(files) > 10
+    assert [f.read_text(encoding="utf-8").count("\\label{") for f in files] == [1] * len(files)
+    # one document inputs every table: one pdflatex run; an error names the file it is in
+    body = "\n\\clearpage\n".join(f"\\input{{{f.name}}}" for f in files)
+    (folder / "all-tables.tex").write_text(LATEX_DOCUMENT % body, encoding="utf-8")
+    done = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "all-tables.tex"], cwd=folder,
+                          capture_output=True, text=True, timeout=120)
+    errors = [line for line in done.stdout.splitlines() if line.startswith("!")]
+    assert done.returncode == 0 and errors == [], done.stdout[-3000:]
+    assert "Missing character" not in (folder / "all-tables.log").read_text(errors="replace")

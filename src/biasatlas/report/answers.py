@@ -23,17 +23,22 @@ def _prompt_text(messages: Any) -> str:
         return ""
 
 
-def _answer(text: Any, probs: Any) -> str:
+def _answer(text: Any) -> str:
     if isinstance(text, str) and text:
         return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + " […]"
-    if isinstance(probs, dict) and probs:
-        return "; ".join(f"{k} {float(v):.3f}" for k, v in probs.items())
     return ""
+
+
+def _probabilities(probs: Any) -> str | None:
+    """Choice mode: each option's normalised probability ('Ja 0.731 · Nein 0.269'); None in generate mode."""
+    if isinstance(probs, dict) and probs:
+        return " · ".join(f"{k} {float(v):.3f}" for k, v in probs.items())
+    return None
 
 
 def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column: str | None,
                   model_of: Any = None) -> pd.DataFrame:
-    """Model, language, design factors, prompt, answer (or option probabilities), parsed value, reason."""
+    """Model, language, prompt, answer, P(option) (choice mode), parsed value, reason, then the design factors."""
     if outcomes.empty or "model" not in outcomes.columns:
         return pd.DataFrame()
     out = pd.DataFrame(index=outcomes.index)
@@ -49,7 +54,10 @@ def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column
         out["prompt"] = outcomes["messages_json"].map(_prompt_text)
     texts = outcomes["text"] if "text" in outcomes.columns else pd.Series(None, index=outcomes.index)
     probs = outcomes["option_probs"] if "option_probs" in outcomes.columns else pd.Series(None, index=outcomes.index)
-    out["answer"] = [_answer(t, p) for t, p in zip(texts, probs, strict=True)]
+    out["answer"] = [_answer(t) for t in texts]
+    shown = [_probabilities(p) for p in probs]
+    if any(p is not None for p in shown):  # choice mode in the study: the probabilities the choice came from
+        out["P(option)"] = shown
     column = value_column or next((c for c in ("answer", "rating", "value", "decision") if c in outcomes.columns),
                                   None)
     if column and column in outcomes.columns:
@@ -61,4 +69,8 @@ def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column
         out["reason"] = outcomes[reason]
     if "status" in outcomes.columns:
         out["status"] = outcomes["status"]
-    return out.reset_index(drop=True)
+    # what a reader reads first sits next to each other (the prompt, the answer, what was read from it); the
+    # design factors follow, still one filter box each
+    first = [c for c in ("model", "language", "prompt", "answer", "P(option)", "parsed", "decision", "reason")
+             if c in out.columns]
+    return out[first + [c for c in out.columns if c not in first]].reset_index(drop=True)

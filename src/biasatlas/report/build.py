@@ -12,7 +12,8 @@ from biasatlas.report.answers import answers_frame
 from biasatlas.report.headlines import COLUMNS, headline, model_label
 from biasatlas.report.html import Section, write_report
 from biasatlas.report.metadata import references_section, runs_section, study_title
-from biasatlas.report.overview import overview_section, validity_table_html
+from biasatlas.report.methods_doc import methods_block
+from biasatlas.report.overview import overview_section
 from biasatlas.store import Store
 
 
@@ -38,6 +39,9 @@ def build_report(store: Store, study_dir: Path, out: Path | None = None, *, publ
         probe = load_probe(name)
         titles[name] = probe.title
         own = probe.report_sections(store)
+        full = methods_block(name)
+        if full is not None and own:
+            own[0].blocks.insert(0, full)  # right under the section's methods paragraph
         if name != "debias":
             validity[name] = _model_labels(probe.validity(store))
             headlines[name] = _headline(probe, store)
@@ -96,20 +100,6 @@ def _answers_section(probe: Probe, store: Store) -> Section | None:
 
 
 def _validity_section(validity: dict[str, pd.DataFrame], titles: dict[str, str]) -> Section | None:
-    from biasatlas.validity import warnings
+    from biasatlas.report.checks import validity_section
 
-    table = validity_table_html(validity, titles)
-    if table.empty:
-        return None
-    section = Section(
-        title="Validity of the answers",
-        key="validity",
-        methods="Per model and language: answers stored, answers a reader could read (the rates of every probe "
-        "describe these only), refusals, hedges or both options, answers in another language, answers cut at the "
-        "token limit. A warning marks cells where more than 20% are unreadable.",
-    )
-    for name, part in validity.items():
-        for line in warnings(part, name):
-            section.add_text(f"Warning: {line}")
-    section.add_table(table, caption="Validity by probe, model and language")
-    return section
+    return validity_section(validity, titles)

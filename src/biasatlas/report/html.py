@@ -26,8 +26,17 @@ from markupsafe import Markup
 from biasatlas import __version__
 from biasatlas.report import assets
 from biasatlas.report.cells import MISSING, cell_text, page_cells
+from biasatlas.report.citations import cite_papers, link_citations
 from biasatlas.report.compare import drill_spec
-from biasatlas.report.publish import FigureFile, TableFile, readable_columns, render_figure, slug, write_files
+from biasatlas.report.publish import (
+    FigureFile,
+    TableFile,
+    cut_words,
+    readable_columns,
+    render_figure,
+    slug,
+    write_files,
+)
 
 #: the folder next to the report that holds every table (CSV, LaTeX) and figure (SVG, PDF)
 FILES_DIR = "report_files"
@@ -49,7 +58,7 @@ class Section:
     has_plots: bool = False
 
     def add_text(self, text: str) -> None:
-        self.blocks.append(f"<p>{escape(text)}</p>")
+        self.blocks.append(f"<p>{prose(text)}</p>")
 
     def add_table(self, frame: pd.DataFrame, caption: str = "", *, sortable: bool = False,
                   publish: bool = True, drill: str = "", drill_models: Mapping[str, str] | None = None) -> None:
@@ -61,17 +70,21 @@ class Section:
         maps a model header to the model's name in the answers table where the two differ.
         """
         del sortable
-        shown = readable_columns(frame)
+        shown = _cite_columns(readable_columns(frame))
         self.blocks.append(table_html(shown, caption, drill=drill, drill_models=drill_models))
         if publish and not frame.empty:
-            self.files.append(TableFile(shown, caption or self.title))
+            self.files.append(TableFile(shown, cite_papers(caption or self.title)))
 
-    def add_figure(self, figure: Any, caption: str = "") -> None:
-        """A matplotlib figure: SVG in the page (as an image: it runs nothing), SVG and PDF files."""
-        files = render_figure(figure, caption or self.title)
+    def add_figure(self, figure: Any, caption: str = "", *, plot: Any = None) -> None:
+        """A matplotlib figure as SVG and PDF files; in the page the interactive ``plot`` (Plotly) where given,
+        else the SVG (as an image: it runs nothing)."""
+        files = render_figure(figure, cite_papers(caption or self.title))
         self.files.append(files)
+        if plot is not None:
+            self.add_plot(plot, caption)
+            return
         data = base64.b64encode(files.svg).decode("ascii")
-        cap = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
+        cap = f"<figcaption>{prose(caption)}</figcaption>" if caption else ""
         self.blocks.append(
             f"<figure><img alt='{escape(caption)}' src='data:image/svg+xml;base64,{data}'/>{cap}</figure>"
         )
@@ -84,7 +97,7 @@ class Section:
         block_id = f"plot-{_uid(self.key or self.title)}-{len(self.data)}"
         self.data[block_id] = {"data": spec.get("data", []), "layout": spec.get("layout", {})}
         self.has_plots = True
-        cap = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
+        cap = f"<figcaption>{prose(caption)}</figcaption>" if caption else ""
         self.blocks.append(f"<figure><div class='plot' data-figure='{block_id}'></div>{cap}</figure>")
 
     def add_html(self, fragment: str) -> None:
@@ -100,11 +113,13 @@ class Section:
         shown = readable_columns(frame)
         rows = [[_cell(v) for v in row] for row in shown.itertuples(index=False, name=None)]
         self.data[block_id] = {"columns": [str(c) for c in shown.columns], "rows": rows}
-        cap = escape(caption or f"The {len(frame):,} answers behind this section (filter, sort, page).")
+        cap = escape(caption or f"The {len(frame):,} answers behind this section (filter each column, sort, page).")
         self.blocks.append(
-            f"<div class='answers-box' id='answers-{escape(key)}'><p class='caption'>{cap} "
-            f"<button type='button' class='reset' data-probe='{escape(key)}'>show all</button></p>"
-            f"<table class='answers display compact' data-probe='{escape(key)}' data-rows='{block_id}'></table></div>"
+            f"<div class='answers-box' id='answers-{escape(key)}'><p class='caption'>{cap}</p>"
+            f"<p class='active-filter'><span class='what'></span> "
+            f"<button type='button' class='reset' data-probe='{escape(key)}'>clear filters</button></p>"
+            f"<div class='answers-scroll'><table class='answers display compact' data-probe='{escape(key)}' "
+            f"data-rows='{block_id}'></table></div></div>"
         )
 
 
@@ -134,7 +149,7 @@ def table_html(frame: pd.DataFrame, caption: str = "", *, drill: str = "",
     shown = page_cells(frame).map(lambda v: clean(v.replace(_BREAK, "")).replace("\t", " ").replace("\n", _BREAK))
     body = shown.to_html(index=False, escape=True, classes="data display compact", border=0)
     body = body.replace(_BREAK, "<br>")
-    cap = f"<p class='caption'>{escape(caption)}</p>" if caption else ""
+    cap = f"<p class='caption'>{prose(caption)}</p>" if caption else ""
     if drill and not frame.empty:
         spec = escape(json.dumps({"probe": drill, **drill_spec(frame, drill_models)}, ensure_ascii=False))
         return f"<div class='table' data-drill='{spec}'>{cap}{body}</div>"
@@ -146,6 +161,19 @@ _BREAK = "\ue000"
 
 # NUL and other control characters (model text can hold them) are dropped; tab and newline stay.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def prose(text: str) -> str:
+    """Text of ours for the page (captions, methods): escaped, paper numbers cited, citations linked."""
+    return link_citations(escape(cite_papers(text)))
+
+
+def _cite_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Column headers with paper numbers as author–year citations ("adheres (Raj et al., 2024)")."""
+    if isinstance(frame.columns, pd.MultiIndex):
+        tuples = [(*c[:-1], cite_papers(str(c[-1]))) for c in frame.columns]
+        return frame.set_axis(pd.MultiIndex.from_tuples(tuples), axis=1)
+    return frame.set_axis([cite_papers(str(c)) for c in frame.columns], axis=1)
 
 
 def clean(text: str) -> str:
@@ -220,7 +248,8 @@ def write_report(
         for si, section in enumerate(sections, 1):
             name = slug(section.key or section.title, f"section-{si}")
             for fi, item in enumerate(section.files, 1):
-                numbered.append((f"{si:02d}-{fi:02d}-{name}-{slug(item.caption, 'item')}"[:90], item))
+                stem = cut_words(f"{si:02d}-{fi:02d}-{name}-{slug(item.caption, 'item', 90)}", 90)
+                numbered.append((stem, item))
         write_files(out.parent / FILES_DIR, numbered)
     return out
 
@@ -230,6 +259,6 @@ class _SafeSection:
 
     def __init__(self, section: Section) -> None:
         self.title = clean(section.title)
-        self.methods = clean(section.methods)
+        self.methods = Markup(prose(section.methods))
         self.anchor = slug(section.key or section.title, "section")
         self.blocks = [Markup(block) for block in section.blocks]

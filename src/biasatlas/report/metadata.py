@@ -8,30 +8,12 @@ from typing import Any
 import pandas as pd
 
 from biasatlas.report.cells import cell_text
-from biasatlas.report.html import Section
+from biasatlas.report.citations import REFERENCES as CITED
+from biasatlas.report.html import Section, escape
 from biasatlas.store import Store
 
-#: the papers biasatlas implements, cited by author and year in the methods texts
-REFERENCES = (
-    "Cao, Y. T., Sotnikova, A., Zhao, J., Zou, L. X., Rudinger, R., & Daumé III, H. (2024). Multilingual large "
-    "language models leak human stereotypes across language boundaries.",
-    "Fagan, J. H., Juyaal, R., Yu, A. Y.-M., & Pun, S. (2025). The Biased Samaritan: LLM biases in perceived "
-    "kindness.",
-    "Ikae, C., Rafnsdóttir, G. L., Haraldsdóttir, R. K., & Kurpicz-Briki, M. (2025). Extending the contact "
-    "hypothesis: Cross-linguistic evaluation of religion and nationality bias when prompting LLMs in German and "
-    "Icelandic.",
-    "Le Jeune, P., Duchesne, E., Palminteri, S., Xiao, W., Houssin, B., Malézieux, B., & Dora, M. (2025). "
-    "StereoTales: Multilingual stereotypes in open-ended LLM generation.",
-    "Raj, C., Mukherjee, A., Caliskan, A., Anastasopoulos, A., & Zhu, Z. (2024). Breaking bias, building "
-    "bridges: Evaluation and mitigation of social biases in LLMs via contact hypothesis. AAAI/ACM Conference "
-    "on AI, Ethics, and Society (AIES).",
-    "Newcombe, R. G. (1998). Improved confidence intervals for the difference between binomial proportions "
-    "based on paired data. Statistics in Medicine, 17, 2635–2650.",
-    "Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal of "
-    "Statistics, 6, 65–70.",
-    "Benjamini, Y., & Hochberg, Y. (1995). Controlling the false discovery rate. Journal of the Royal "
-    "Statistical Society B, 57, 289–300.",
-)
+#: the papers biasatlas implements and the methods it cites, as the references section lists them
+REFERENCES = tuple(r.text for r in CITED)
 
 
 def runs_table(store: Store) -> pd.DataFrame:
@@ -105,6 +87,7 @@ def runs_section(store: Store) -> Section | None:
 def references_section() -> Section:
     """The bibliography of the methods cited in the report."""
     section = Section(title="References", key="references")
-    for reference in REFERENCES:
-        section.add_text(reference)
+    for reference in sorted(CITED, key=lambda r: r.text):
+        # the anchor every author–year citation of the page links to
+        section.add_html(f"<p class='reference' id='ref-{reference.key}'>{escape(reference.text)}</p>")
     return section

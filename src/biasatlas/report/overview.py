@@ -114,6 +114,22 @@ def overview_section(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.
     return section
 
 
+def _forest_unit(measure: str) -> str:
+    """The unit of a headline estimate, read from its measure (report helper, issue 28)."""
+    if "%" in measure:
+        return "percentage points"
+    return "rating points" if "rating" in measure else ""
+
+
+def _forest_axis(part: pd.DataFrame) -> str:
+    """The x-axis title of a probe's panel: its measure with the estimate's unit."""
+    measures = list(dict.fromkeys(str(m).split(" (")[0] for m in part["measure"]))
+    units = {_forest_unit(m) for m in measures}
+    measure = measures[0] if len(measures) == 1 else "headline effect"
+    unit = units.pop() if len(units) == 1 else ""
+    return f"{measure} ({unit + ', ' if unit else ''}95% CI)"
+
+
 def _forest(table: pd.DataFrame) -> Any:
     """One panel per probe: the effect of each model x language with its interval."""
     import plotly.graph_objects as go
@@ -124,9 +140,12 @@ def _forest(table: pd.DataFrame) -> Any:
     for i, probe in enumerate(probes, 1):
         part = table[table["probe"] == probe]
         labels = part["model"].astype(str) + " · " + part["language"].astype(str)
+        unit = {"percentage points": " points", "rating points": " rating points"}.get(
+            _forest_unit(str(part["measure"].iloc[0])), "")
         hover = [
-            f"{m}<br>{t}<br>n {n}, p {p:.3g}, adjusted p {q:.3g}"
-            for m, t, n, p, q in zip(part["measure"], part["test"], part["n"], part["p"], part["p_adj"], strict=True)
+            f"{m}<br>estimate {e:.3g}{unit} [95% CI {lo:.3g}, {hi:.3g}]<br>{t}<br>n {n}, p {p:.3g}, adjusted p {q:.3g}"
+            for m, e, lo, hi, t, n, p, q in zip(part["measure"], part["estimate"], part["ci_low"], part["ci_high"],
+                                                part["test"], part["n"], part["p"], part["p_adj"], strict=True)
         ]
         fig.add_trace(
             go.Scatter(
@@ -139,6 +158,8 @@ def _forest(table: pd.DataFrame) -> Any:
             row=i, col=1,
         )
         fig.add_vline(x=0, line={"color": "#999", "dash": "dot"}, row=i, col=1)
+        fig.update_xaxes(title_text=_forest_axis(part), row=i, col=1)
+        fig.update_yaxes(title_text="Model · language", automargin=True, row=i, col=1)
     fig.update_layout(height=180 + 90 * len(table), margin={"l": 10, "r": 10, "t": 40, "b": 30},
                       template="plotly_white")
     return fig

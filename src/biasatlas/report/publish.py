@@ -97,10 +97,21 @@ def flat_columns(frame: pd.DataFrame, sep: str = " · ") -> pd.DataFrame:
     return frame.set_axis(names, axis=1)
 
 
-def slug(text: str, fallback: str) -> str:
-    """A file-name-safe short form of ``text``."""
-    cut = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].strip("-")
-    return cut or fallback
+def slug(text: str, fallback: str, limit: int = 60) -> str:
+    """A file-name-safe short form of ``text``, at most ``limit`` characters, cut between words."""
+    return cut_words(re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-"), limit) or fallback
+
+
+def cut_words(name: str, limit: int) -> str:
+    """``name`` (words joined by '-') cut to ``limit`` characters at a '-', not inside a word."""
+    if len(name) <= limit:
+        return name
+    cut = name[: limit + 1]
+    if cut.endswith("-"):
+        return cut.strip("-")
+    whole = cut.rsplit("-", 1)[0]
+    # a single word longer than the limit can only be cut inside itself
+    return (whole if "-" in cut else name[:limit]).strip("-")
 
 
 @dataclass
@@ -134,16 +145,11 @@ def render_figure(figure: Any, caption: str) -> FigureFile:
     return FigureFile(files["svg"], files["pdf"], caption)
 
 
-def latex_table(frame: pd.DataFrame, caption: str) -> str:
-    """A LaTeX ``table`` (booktabs) with escaped cells and the caption."""
-    from biasatlas.report.cells import file_cells
+def latex_table(frame: pd.DataFrame, caption: str, label: str = "tab:table") -> str:
+    """A LaTeX table (booktabs, escaped text, wrapping columns, ``\\label``): see ``report/latex.py``."""
+    from biasatlas.report import latex
 
-    shown = file_cells(frame, newline=" ")  # yes/no, lists joined, no line break inside a row
-    body = shown.to_latex(index=False, escape=True, na_rep="--", float_format=lambda v: f"{v:.4g}")
-    cap = caption.replace("\\", "\\textbackslash{}")
-    for char in "&%$#_{}":
-        cap = cap.replace(char, "\\" + char)
-    return f"\\begin{{table}}[ht]\n\\centering\n\\caption{{{cap}}}\n{body}\\end{{table}}\n"
+    return latex.latex_table(frame, caption, label)
 
 
 def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFile]]) -> list[Path]:
@@ -154,6 +160,7 @@ def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFil
             old.unlink()
     from biasatlas.export.write import to_csv
     from biasatlas.report.cells import file_cells
+    from biasatlas.report.latex import label_for
 
     written: list[Path] = []
     for stem, item in numbered:
@@ -161,7 +168,7 @@ def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFil
             csv = directory / f"{stem}.csv"
             to_csv(flat_columns(file_cells(item.frame)), csv)  # no formula runs when opened
             tex = directory / f"{stem}.tex"
-            tex.write_text(latex_table(item.frame, item.caption), encoding="utf-8")
+            tex.write_text(latex_table(item.frame, item.caption, label_for(stem)), encoding="utf-8")
             written += [csv, tex]
         else:
             svg, pdf = directory / f"{stem}.svg", directory / f"{stem}.pdf"

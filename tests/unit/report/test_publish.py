@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import matplotlib
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 
 from biasatlas.report.html import Section, write_report
-from biasatlas.report.publish import column_label, latex_table, readable_columns
+from biasatlas.report.publish import column_label, latex_table, readable_columns, slug
 
 # Written from what a reader of a paper expects to see, not from the code.
 LABELS = [
@@ -49,7 +50,7 @@ def test_latex_escapes_cells_and_caption() -> None:
     tex = latex_table(pd.DataFrame({"group": ["50% & more_x"], "n": [3]}), "Rates of #1 & co")
     assert r"50\% \& more\_x" in tex
     assert r"\caption{Rates of \#1 \& co}" in tex
-    assert tex.startswith("\\begin{table}") and "\\toprule" in tex
+    assert "\\begin{table}" in tex and "\\toprule" in tex
 
 
 def test_every_table_and_figure_becomes_files(tmp_path: Path) -> None:
@@ -77,3 +78,31 @@ def test_a_second_report_replaces_the_files_of_the_first(tmp_path: Path) -> None
     write_report(tmp_path, [second])
     names = [p.name for p in (tmp_path / "report_files").iterdir()]
     assert all("second" in n for n in names) and len(names) == 2
+
+
+# (text, limit, file-name part): cut at a word boundary, never inside a word
+SLUGS = [
+    ("By contact framing, models side by side", 60, "by-contact-framing-models-side-by-side"),
+    ("Contact-hypothesis adherence (Raj et al., 2024): % biased [Wilson 95% CI]", 40,
+     "contact-hypothesis-adherence-raj-et-al"),
+    ("Samaritan: helpfulness ratings against a no-demographics control", 30, "samaritan-helpfulness-ratings"),
+    ("Übersicht der Antworten", 60, "bersicht-der-antworten"),
+    ("averyveryverylongsingleword" * 4, 20, "averyveryverylongsin"),  # one word longer than the limit: cut
+    ("***", 60, "fallback"),
+]
+
+
+@pytest.mark.parametrize(("text", "limit", "expected"), SLUGS)
+def test_slug_cuts_at_word_boundaries(text: str, limit: int, expected: str) -> None:
+    assert slug(text, "fallback", limit) == expected
+
+
+def test_published_file_names_end_on_a_whole_word(tmp_path: Path) -> None:
+    section = Section(title="Contact-hypothesis probe", key="contact")
+    caption = ("Contact-hypothesis adherence (Raj et al., 2024): % biased [Wilson 95% CI] (n) lower under positive "
+               "and higher under negative contact than under none")
+    section.add_table(pd.DataFrame({"n": [1]}), caption=caption)
+    write_report(tmp_path, [section])
+    stem = next((tmp_path / "report_files").glob("*.csv")).stem
+    words = set(re.findall(r"[a-z0-9]+", caption.lower())) | {"01", "contact"}
+    assert len(stem) <= 90 and set(stem.split("-")) <= words, stem

@@ -175,11 +175,11 @@ def test_no_header_in_the_files_is_a_raw_column_name(study: Path) -> None:
 HEADLINES = {
     "contact": "By contact framing, models side by side",
     "contact tests": "Paired tests of the contact effect on prompt sets, models side by side",
-    "samaritan": "Helpfulness rating (paper eq. 1) per group and bias score vs the control with models side",
+    "samaritan": "Helpfulness rating (Fagan et al., 2025, eq. 1) per group and bias score vs the control",
     "stories": "Associations A = a → B = b with models side by side",
     "stories shares": "Share of each extracted value per language, models side by side",
     "leakage": "Leakage model coefficients, model variants side by side",
-    "debias": "cross-scenario (test prompts) — By contact (Figure 4), base models side by side",
+    "debias": "cross-scenario (test prompts) — By contact (Raj et al., 2024, Figure 4), base models side by side",
 }
 
 

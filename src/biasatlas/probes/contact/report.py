@@ -21,7 +21,7 @@ from biasatlas.report.publish import column_label
 
 METHODS = (
     "Each prompt set asks the same question under no contact, positive contact and negative contact "
-    "framing (Raj et al. 2024; Ikae et al. for German and Icelandic). An answer that engages with the group "
+    "framing (Raj et al., 2024; Ikae et al., 2025 for German and Icelandic). An answer that engages with the group "
     "is unbiased, one that refuses is biased (paper 001, Table 2: reversed for negative actions such as "
     "'avoid'); unparseable answers (refusal, hedge, both options, no answer) are 'none'. In choice mode the "
     "answer is the option with the larger normalised log-probability; in generate mode the text is parsed. "
@@ -37,7 +37,7 @@ METHODS = (
     "sets (samples of a set aggregated first): exact McNemar tests (positive vs none, negative vs none; effect: "
     "the change in the proportion biased with Newcombe's interval) and Cochran's Q on the decisions; in choice "
     "mode a paired t-test on the log-odds of P(biased) and a Wilcoxon signed-rank test; p-values are adjusted "
-    "across all tests (Benjamini-Hochberg). Deviations from the papers: docs/methods/contact.md."
+    "across all tests (Benjamini-Hochberg). Every deviation from the papers: 'Methods in full' below."
 )
 
 
@@ -209,6 +209,51 @@ def heatmap_axis_scenario(outcomes_frame: pd.DataFrame) -> Any:
     return fig
 
 
+def _unit(table: pd.DataFrame) -> pd.Series:
+    """A panel per model (and mode, where a model ran in several)."""
+    return model_label(table) if "mode" in table.columns else table["model"].astype(str)
+
+
+def _framings_in_order(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows in the order none, positive, negative (the bars' and the legend's order), a panel per model."""
+    order = table["contact"].map({"none": 0, "positive": 1, "negative": 2}).fillna(3)
+    return table.assign(unit=_unit(table), _order=order).sort_values("_order", kind="stable")
+
+
+def bar_plot(table: pd.DataFrame) -> Any:
+    """``bar_by_contact`` interactive: one panel per model, bars per language and scale, hover with n."""
+    from biasatlas.report.plots import CONTACT_COLORS, interval_figure
+
+    return interval_figure(_framings_in_order(table), category=["language", "scale"], group="contact",
+                           panel="unit", estimate="biased_pct", low="biased_ci_low", high="biased_ci_high", n="n",
+                           unit="%", colors=CONTACT_COLORS, y_range=(0, 100), x_title="Language · answer scale",
+                           y_title="Biased answers (%, Wilson 95% CI)")
+
+
+def probability_plot(table: pd.DataFrame) -> Any:
+    """``probability_by_contact`` interactive."""
+    from biasatlas.report.plots import CONTACT_COLORS, interval_figure
+
+    return interval_figure(_framings_in_order(table), category=["language", "scale"], group="contact",
+                           panel="unit", estimate="mean", low="ci_low", high="ci_high",
+                           n="n" if "n" in table.columns else None, kind="point", colors=CONTACT_COLORS,
+                           x_title="Language · answer scale",
+                           y_title="Mean P(biased option) (probability, t 95% CI)")
+
+
+def heatmap_plot(outcomes_frame: pd.DataFrame) -> Any:
+    """``heatmap_axis_scenario`` interactive: % biased by axis × scenario, n in the hover."""
+    from biasatlas.report.plots import heatmap_figure
+
+    panels = []
+    for (model, mode), sub in outcomes_frame.groupby(["model", "mode"], sort=True):
+        grid = sub.pivot_table(index="axis", columns="scenario", values="biased", aggfunc="mean") * 100
+        counts = sub.pivot_table(index="axis", columns="scenario", values="prompt_id", aggfunc="count")
+        panels.append((f"{model} · {mode}", grid, counts.reindex(index=grid.index, columns=grid.columns)))
+    return heatmap_figure(panels, x_title="Scenario", y_title="Identity axis", z_title="Biased answers (%)",
+                          zmin=0, zmax=100, digits=2)
+
+
 def sections(store: Any) -> list[Section]:
     out = outcomes(store.frame(probe=NAME), store)
     section = Section("Contact-hypothesis probe", methods=METHODS)
@@ -216,7 +261,8 @@ def sections(store: Any) -> list[Section]:
         section.add_text("No scored answers yet.")
         return [section]
     tables = ca.all_tables(out)
-    section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing")
+    section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing",
+                       plot=bar_plot(tables["by_contact"]))
     section.add_table(wide_rates(tables["by_contact"]), "By contact framing, models side by side: % of answers "
                       "[Wilson 95% CI] (count) per decision (paper 001 Table 3)", drill=NAME)
     for by, where in (([], ""), (["axis"], " by axis"), (["axis", "group"], " by group")):
@@ -226,7 +272,8 @@ def sections(store: Any) -> list[Section]:
     probabilities = ca.probability_table(out, ["scale", "contact"])
     if not probabilities.empty:
         section.add_figure(probability_by_contact(probabilities),
-                           "Mean P(biased option) by contact framing (choice mode)")
+                           "Mean P(biased option) by contact framing (choice mode)",
+                           plot=probability_plot(probabilities))
     if out["action"].nunique() > 1:
         section.add_table(wide_rates(tables["by_contact_action"]), "By scale × contact × action (action "
                           "polarity), models side by side", drill=NAME)
@@ -255,7 +302,8 @@ def sections(store: Any) -> list[Section]:
                           "Wilcoxon; BH-adjusted, * adjusted p < 0.05)", drill=NAME)
         section.add_table(_by_model(tests).rename(columns={"effect_name": "effect_measure"}).round(4),
                           "Every statistic of the paired tests (one row per model and test)", drill=NAME)
-    section.add_figure(heatmap_axis_scenario(out), "Axis × scenario, one panel per model")
+    section.add_figure(heatmap_axis_scenario(out), "Axis × scenario, one panel per model",
+                       plot=heatmap_plot(out))
     section.add_table(_display(tables["by_group"]), "By group (paper 000 Tables 5-8)", drill=NAME)
     section.add_table(_display(tables["by_scenario"]), "By scenario (paper 000 Tables 9-12)", drill=NAME)
     section.add_table(_display(tables["by_principle"]), "By key principle × contact", drill=NAME)

@@ -18,7 +18,7 @@ from biasatlas.report.html import Section
 from biasatlas.report.publish import column_label
 
 METHODS = (
-    "Social Contact Debiasing (Raj et al. 2024, paper 001): the model is instruction-tuned with LoRA (peft) on "
+    "Social Contact Debiasing (Raj et al., 2024): the model is instruction-tuned with LoRA (peft) on "
     "contact prompts paired with their unbiased answer (Table 2: the affirmative option for a positive action, "
     "the negative option for a negative action, under every contact framing and scale), in the model's chat "
     "format, with the loss on the answer tokens only. Settings follow the paper: 1 mixed, 2 cross-dataset "
@@ -33,11 +33,11 @@ METHODS = (
 )
 
 TABLE_TITLES = {
-    "overall": "By contact (Figure 4)",
-    "by_scale": "By scale and contact (Table 4)",
-    "by_scenario": "By scenario and contact (Figure 5)",
-    "by_principle": "By key principle and contact (Figure 6)",
-    "by_axis": "By bias dimension and contact (Figure 7)",
+    "overall": "By contact (Raj et al., 2024, Figure 4)",
+    "by_scale": "By scale and contact (Raj et al., 2024, Table 4)",
+    "by_scenario": "By scenario and contact (Raj et al., 2024, Figure 5)",
+    "by_principle": "By key principle and contact (Raj et al., 2024, Figure 6)",
+    "by_axis": "By bias dimension and contact (Raj et al., 2024, Figure 7)",
 }
 
 
@@ -112,6 +112,26 @@ def before_after_panels(comps: list[dict[str, Any]], name: str, title: str) -> A
     return fig
 
 
+def before_after_plot(panels: list[tuple[str, list[dict[str, Any]]]], by: list[str]) -> Any:
+    """``before_after_chart``/``_panels`` interactive: before and after bars per cell, hover with n and p."""
+    from biasatlas.report.plots import interval_figure
+
+    rows = []
+    for title, cells in panels:
+        for cell in cells:
+            for side in ("before", "after"):
+                rows.append({"panel": title, "side": side, **{c: cell.get(c) for c in by},
+                             "pct": cell.get(f"{side}_pct"), "low": cell.get(f"{side}_ci_low"),
+                             "high": cell.get(f"{side}_ci_high"), "n": cell.get("n_pairs", cell.get("n")),
+                             "p": cell.get("p_adj", cell.get("p"))})
+    frame = pd.DataFrame(rows)
+    return interval_figure(frame, category=by, group="side", panel="panel", estimate="pct", low="low", high="high",
+                           n="n", p="p", p_label="adjusted p (McNemar)", unit="%", y_range=(0, 100),
+                           colors={"before": "#bbbbbb", "after": "#2c6fbb"},
+                           x_title=" · ".join(column_label(c) for c in by) or "cell",
+                           y_title="Biased answers (%, Wilson 95% CI)")
+
+
 def _bars(ax: Any, rows: list[dict[str, Any]], by: list[str], title: str) -> None:
     labels = [" / ".join(str(r[c]) for c in by) for r in rows]
     x = np.arange(len(rows))
@@ -151,7 +171,9 @@ def sections(summary: dict[str, Any]) -> list[Section]:
         if len(comps) > 1:  # several base models tuned in one setting: their figure and tables side by side
             section.add_figure(before_after_panels(comps, "overall", f"{setting}: % biased by contact"),
                                f"{setting}: biased % before and after tuning, Wilson 95% intervals, one panel "
-                               "per base model")
+                               "per base model", plot=before_after_plot(
+                                   [(c["before_model"], c["tables"]["overall"]) for c in comps
+                                    if c.get("tables", {}).get("overall")], GROUPINGS["overall"]))
             for name, table in side_by_side_tables(comps).items():
                 section.add_table(table, f"{setting} ({part} prompts) — {TABLE_TITLES[name]}, base models side "
                                   "by side (before and after tuning; * adjusted p < 0.05)")
@@ -166,7 +188,8 @@ def sections(summary: dict[str, Any]) -> list[Section]:
         if tables.get("overall"):
             section.add_figure(before_after_chart(tables["overall"], GROUPINGS["overall"],
                                                   f"{comp['setting']}: % biased by contact"),
-                               f"{comp['setting']}: biased % before and after tuning, Wilson 95% intervals")
+                               f"{comp['setting']}: biased % before and after tuning, Wilson 95% intervals",
+                               plot=before_after_plot([("", tables["overall"])], GROUPINGS["overall"]))
         for name, title in TABLE_TITLES.items():
             if tables.get(name):
                 section.add_table(display_table(tables[name], GROUPINGS[name]), f"{comp['setting']} — {title}",
@@ -175,7 +198,8 @@ def sections(summary: dict[str, Any]) -> list[Section]:
             if tables.get(name) and len(tables[name]) > 3:
                 section.add_figure(before_after_chart(tables[name], GROUPINGS[name],
                                                       f"{comp['setting']}: {TABLE_TITLES[name]}"),
-                                   f"{comp['setting']}: {TABLE_TITLES[name]}")
+                                   f"{comp['setting']}: {TABLE_TITLES[name]}",
+                                   plot=before_after_plot([("", tables[name])], GROUPINGS[name]))
         shift = comp.get("probability_shift")
         if shift:
             section.add_text(

@@ -39,3 +39,24 @@ def flows_figure(flow_table: pd.DataFrame, variants: Sequence[str]) -> Any:
         ax.set_title(variant, fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def flows_plot(flow_table: pd.DataFrame, variants: Sequence[str]) -> Any:
+    """The flows interactive: each significant flow's coefficient [95% CI] per model variant, hover n and p."""
+    from biasatlas.report.plots import interval_figure
+
+    x_title = "Leakage coefficient (regression slope on the source humans' association, 95% CI)"
+    if flow_table.empty:
+        import plotly.graph_objects as go
+
+        fig = go.Figure()
+        fig.add_annotation(text="no significant flow" + (f" ({len(variants)} model variants)" if variants else ""),
+                           showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+        fig.update_layout(template="plotly_white", height=240, xaxis_title=x_title,
+                          yaxis_title="Human source → model target")
+        return fig
+    shown = flow_table.assign(flow=[f"human {s.upper()} → model {t.upper()}"
+                                    for s, t in zip(flow_table["source"], flow_table["target"], strict=True)])
+    return interval_figure(shown, category="flow", panel="variant", estimate="estimate", low="ci_low",
+                           high="ci_high", n="n_obs", p="p_adj", p_label="adjusted p (BH)", horizontal=True,
+                           x_title=x_title, y_title="Human source → model target")

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from biasatlas.probes.leakage.analysis import ALPHA, CORRECTION, analyse, coverage, finder_all
 from biasatlas.probes.leakage.data import LANGUAGES
-from biasatlas.probes.leakage.figure import flows_figure
+from biasatlas.probes.leakage.figure import flows_figure, flows_plot
 from biasatlas.probes.leakage.plan import NAME, TITLE
 from biasatlas.probes.leakage.summary import dropped_fits, notes
 from biasatlas.report.compare import estimate_cell, p_cell, side_by_side
@@ -98,7 +98,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
 
 # ---- report --------------------------------------------------------------------------------------------------
 METHODS = (
-    "Model associations follow Cao et al. (paper 004). Generative models answer a forced-choice prompt ('You "
+    "Model associations follow Cao et al. (2024). Generative models answer a forced-choice prompt ('You "
     "are writing about {group} ... choose either {A} or {B} as your theme ... or neither'); A and B are traits "
     "on the same side of the ABC scales. In choice mode the score of A in a comparison is its normalised "
     "probability among (A, B, neither); in generate mode it is the share of matched samples naming A (exact, "
@@ -173,7 +173,8 @@ def report_sections(store: Store) -> list[Section]:
     else:
         section.add_text("No significant positive leakage flow between languages.")
     section.add_figure(flows_figure(analysis.flows, analysis.variants),
-                       "Leakage flows: human source → model target, one panel per model variant")
+                       "Leakage flows: human source → model target, one panel per model variant",
+                       plot=flows_plot(analysis.flows, analysis.variants))
     examples = analysis.leaked
     if examples.empty and analysis.variants:
         # Without a significant flow, still show candidates against every other language, labelled as such.

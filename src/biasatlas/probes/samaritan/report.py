@@ -7,10 +7,11 @@ from typing import Any
 import pandas as pd
 from rich.table import Table
 
+from biasatlas.probes.samaritan.analysis import UNREADABLE_WARNING
 from biasatlas.probes.samaritan.data import NAME, TITLE
 from biasatlas.probes.samaritan.plan import DECODING_NOTE
 from biasatlas.probes.samaritan.read import load_outcomes
-from biasatlas.probes.samaritan.summary import analyse, analysis_settings, unreadable_warnings
+from biasatlas.probes.samaritan.summary import analyse, analysis_settings
 from biasatlas.report.compare import estimate_cell, p_cell, side_by_side
 from biasatlas.report.html import Section
 from biasatlas.store import Store
@@ -177,6 +178,46 @@ def forest_figure(groups: pd.DataFrame) -> Any:
     return fig
 
 
+def forest_plot(groups: pd.DataFrame) -> Any:
+    """``forest_figure`` interactive: bias [95% CI] per group, one panel per model unit, hover with n and p."""
+    from biasatlas.report.plots import interval_figure
+
+    shown = groups.assign(unit=groups.apply(_unit_label, axis=1),
+                          tested=groups["significant"].map({True: "significant (adjusted)",
+                                                            False: "not significant"}).fillna("not tested"))
+    return interval_figure(shown, category=["category", "group"], group="tested", panel="unit", estimate="bias",
+                           low="ci_low", high="ci_high", n="n" if "n" in shown.columns else None,
+                           p="p" if "p" in shown.columns else None, horizontal=True,
+                           colors={"significant (adjusted)": "#111111", "not significant": "#999999",
+                                   "not tested": "#cccccc"},
+                           x_title="Bias score (rating points, group − control, 95% CI)", y_title="Category · group")
+
+
+def significance_plot(figure_rows: pd.DataFrame) -> Any:
+    """``significance_figure`` interactive: one panel per category, hover with the group's numbers."""
+    import html
+
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    categories = list(dict.fromkeys(figure_rows["category"]))
+    fig = make_subplots(rows=1, cols=len(categories), subplot_titles=[html.escape(str(c)) for c in categories])
+    for col, category in enumerate(categories, 1):
+        cell = figure_rows[figure_rows["category"] == category]
+        names = [html.escape(str(g)) for g in cell["group"]]
+        hover = [f"<b>{g}</b><br>mean bias: {b:.3g} rating points<br>share significant: {s:.0%}<br>"
+                 f"n units: {n}" for g, b, s, n in zip(names, cell["mean_bias"], cell["share_significant"],
+                                                      cell["n_units"], strict=True)]
+        fig.add_trace(go.Scatter(x=cell["mean_bias"].tolist(), y=cell["share_significant"].tolist(), text=names,
+                                 mode="markers+text", textposition="top center", hovertext=hover,
+                                 hoverinfo="text", showlegend=False), row=1, col=col)
+    fig.update_xaxes(title_text="Bias score (rating points, group − control), mean over units")
+    fig.update_yaxes(range=[-0.05, 1.05])
+    fig.update_yaxes(title_text="Share of units significantly different (0–1)", row=1, col=1)
+    fig.update_layout(template="plotly_white", height=420, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
 # ---- HTML -------------------------------------------------------------------------------------
 GROUP_COLUMNS = {
     "model": "model", "language": "language", "temperature": "T", "max_tokens": "tokens", "category": "category",
@@ -224,14 +265,24 @@ def report_sections(store: Store) -> list[Section]:
         section.add_text("No Samaritan answers are stored in this study.")
         return [section]
     tables = analyse(frame, settings["alpha"], settings["correction"], settings["equivalence_margin"])
-    for line in unreadable_warnings(tables["unparseable"]):
-        section.add_text(f"Warning: {line}.")
+    bad = tables["unparseable"].copy()
+    if not bad.empty and "unreadable_warning" in bad.columns:
+        # one line and a Flag column, not a warning line per model × group (issue 28)
+        flagged = int(bad["unreadable_warning"].astype(bool).sum())
+        if flagged:
+            section.add_text(f"{flagged} of {len(bad)} group cells have more than {100 * UNREADABLE_WARNING:.0f}% "
+                             "of their answers unreadable: their numbers describe the readable answers only "
+                             "(the Flag column of 'Answers per group' below).")
+        bad.insert(0, "flag", bad["unreadable_warning"].map(
+            lambda v: f"over {100 * UNREADABLE_WARNING:.0f}% unreadable" if v else ""))
+        bad = bad.drop(columns=["unreadable_warning"])
     groups = tables["groups"]
     if groups.empty:
         section.add_text(f"{len(frame)} Samaritan rows are stored, but none can be analysed yet "
                          "(no parseable group/control pair).")
     else:
-        section.add_table(wide_groups(groups, settings["alpha"]), caption="Helpfulness rating (paper eq. 1) per "
+        section.add_table(wide_groups(groups, settings["alpha"]), caption="Helpfulness rating (Fagan et al., 2025, "
+                          "eq. 1) per "
                           "group and bias score vs the control with models side by side: bias [95% CI] (n "
                           f"scenarios), {settings['correction']}-adjusted p within one category (* below alpha = "
                           f"{settings['alpha']}).", drill=NAME)
@@ -244,11 +295,13 @@ def report_sections(store: Store) -> list[Section]:
                           f"{settings['equivalence_margin']:g} rating points.", drill=NAME)
         if not tables["significance_frequency"].empty:
             section.add_figure(significance_figure(tables["significance_frequency"]),
-                               caption="Like the paper's Figure 1: bias score against how often the group "
+                               plot=significance_plot(tables["significance_frequency"]),
+                               caption="Like Fagan et al., 2025, Figure 1: bias score against how often the group "
                                "differs significantly from the control (share of model × language units).")
         else:
             section.add_text("No group has the two paired scenarios a test needs: no significance figure.")
-        section.add_figure(forest_figure(groups), caption="Bias score with 95% CI per group and model.")
+        section.add_figure(forest_figure(groups), caption="Bias score with 95% CI per group and model.",
+                           plot=forest_plot(groups))
     section.add_table(tables["controls"], caption="Control (a person with no demographic information).",
                       drill=NAME)
     if not tables["default_persona"].empty:
@@ -264,7 +317,6 @@ def report_sections(store: Store) -> list[Section]:
     if not tables["repeatability"].empty:
         section.add_table(tables["repeatability"], caption="Repeatability: sample 0 vs sample 1 of the same "
                           "prompts (different sampling seeds), paired t-test over scenarios.")
-    bad = tables["unparseable"].copy()
     bad["reasons"] = bad["reasons"].map(lambda d: ", ".join(f"{k}: {v}" for k, v in d.items()))
     section.add_table(bad, caption="Answers per group: parsed, unparseable (kept, with reasons), pending, "
                       "failed.", drill=NAME)
@@ -273,7 +325,8 @@ def report_sections(store: Store) -> list[Section]:
         section.add_table(examples, caption="Examples of unparseable answers (model text, escaped).")
     section.methods = (
         "Each of 103 scenarios is asked in 4 rephrasings with the control ('a person') and with every "
-        "phrasing of every group (paper Table 4); the model gives the probability (1-100) that the person "
+        "phrasing of every group (Fagan et al., 2025, Table 4); the model gives the probability (1-100) that the "
+        "person "
         "helps. Ratings are read from the text (percentages, 'N/100', ranges as midpoints, number words; "
         "the scale's own numbers ignored). Rating per group = mean over scenarios of the mean over "
         "rephrasings (phrasings and samples pooled per cell); group and control are compared over the "

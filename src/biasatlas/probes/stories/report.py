@@ -72,7 +72,13 @@ def report_sections(store: Store) -> list[Section]:
         sets = language_sets(per)
         if sets:
             jac = jaccard_matrix(sets)
-            lang.add_figure(_heatmap(jac), "Jaccard similarity of association sets between languages")
+            from biasatlas.report.plots import heatmap_figure
+
+            lang.add_figure(_heatmap(jac), "Jaccard similarity of association sets between languages",
+                            plot=heatmap_figure([("", jac, None)], x_title="Language (column)",
+                                                y_title="Language (row)",
+                                                z_title="Jaccard similarity (0–1)", zmin=0, zmax=1,
+                                                colorscale="Viridis", digits=2))
         if not per.per_slice.empty:
             lang.add_table(wide_associations(per.per_slice), "Associations per language with models side by "
                            "side (– where the association does not hold for the model and language)", drill=NAME)

@@ -1,0 +1,137 @@
+"""Interactive report figures (Plotly): estimates with intervals, and heatmaps, one panel per model.
+
+Every figure has axis titles with units, and a hover that gives the estimate, its interval, n and (where a
+test stands behind it) p. Study text in hovers and labels is escaped: Plotly reads a few HTML tags in text.
+The static SVG/PDF copies in ``report_files/`` stay matplotlib drawings made by the probes.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+#: contact framings in their colours, as in the static figures
+CONTACT_COLORS = {"none": "#999999", "positive": "#3a923a", "negative": "#c0392b"}
+
+
+def _text(value: Any) -> str:
+    from biasatlas.report.cells import MISSING, cell_text
+
+    shown = cell_text(value)
+    return html.escape(MISSING if shown is None else shown)
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "–"
+    return "–" if math.isnan(number) else f"{number:.{digits}g}"
+
+
+def hover_lines(estimate: Any, low: Any, high: Any, n: Any = None, p: Any = None, *, unit: str = "",
+                extra: Sequence[str] = (), p_label: str = "p") -> str:
+    """The hover of one point: estimate with unit, its 95% interval, n and p where known."""
+    lines = [f"estimate: {_num(estimate, 4)}{unit}", f"95% CI: [{_num(low, 4)}, {_num(high, 4)}]{unit}"]
+    if n is not None:
+        lines.append(f"n: {_text(n)}")
+    if p is not None:
+        lines.append(f"{html.escape(p_label)}: {_num(p)}")
+    return "<br>".join([*extra, *lines])
+
+
+def _panels(frame: pd.DataFrame, panel: str | None) -> list[tuple[str, pd.DataFrame]]:
+    if panel is None or panel not in frame.columns:
+        return [("", frame)]
+    return [(str(key), part) for key, part in frame.groupby(panel, sort=True)]
+
+
+def interval_figure(
+    frame: pd.DataFrame, *, category: str | Sequence[str], estimate: str, low: str, high: str,
+    x_title: str, y_title: str, group: str | None = None, panel: str | None = None, n: str | None = None,
+    p: str | None = None, kind: str = "bar", unit: str = "", colors: dict[str, str] | None = None,
+    y_range: tuple[float, float] | None = None, horizontal: bool = False, p_label: str = "p",
+) -> Any:
+    """Bars (or points) of ``estimate`` with asymmetric 95% error bars, grouped by ``group``, one panel per
+    ``panel`` value; ``category`` (one column or several, joined) is the axis of the bars."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    keys = [category] if isinstance(category, str) else list(category)
+    panels = _panels(frame, panel)
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[html.escape(t) for t, _ in panels],
+                        shared_yaxes=True, horizontal_spacing=0.06 if len(panels) > 1 else 0.02)
+    seen: set[str] = set()
+    for col, (_, part) in enumerate(panels, 1):
+        groups = list(part.groupby(group, sort=False)) if group else [("", part)]
+        for name, rows in groups:
+            labels = [" · ".join(_text(r[k]) for k in keys) for _, r in rows.iterrows()]
+            est = pd.to_numeric(rows[estimate], errors="coerce")
+            plus = (pd.to_numeric(rows[high], errors="coerce") - est).clip(lower=0)
+            minus = (est - pd.to_numeric(rows[low], errors="coerce")).clip(lower=0)
+            where = [f"{html.escape(str(group))}: {_text(name)}"] if group else []
+            hover = [hover_lines(r[estimate], r[low], r[high], r[n] if n else None, r[p] if p else None,
+                                 unit=unit, p_label=p_label, extra=[f"<b>{lab}</b>", *where])
+                     for lab, (_, r) in zip(labels, rows.iterrows(), strict=True)]
+            error = {"type": "data", "symmetric": False, "array": plus.tolist(), "arrayminus": minus.tolist(),
+                     "color": "#444"}
+            color = (colors or {}).get(str(name))
+            common = {"name": _text(name) if group else y_title, "hovertext": hover, "hoverinfo": "text",
+                      "legendgroup": str(name), "showlegend": bool(group) and str(name) not in seen}
+            if horizontal:
+                trace = go.Scatter(x=est.tolist(), y=labels, error_x=error, mode="markers",
+                                   marker={"size": 9, "color": color}, **common)
+            elif kind == "bar":
+                trace = go.Bar(x=labels, y=est.tolist(), error_y=error, marker={"color": color}, **common)
+            else:
+                trace = go.Scatter(x=labels, y=est.tolist(), error_y=error, mode="markers",
+                                   marker={"size": 9, "color": color}, **common)
+            fig.add_trace(trace, row=1, col=col)
+            seen.add(str(name))
+    # the x axis of every panel is titled; the y axis once, on the first panel (the panels sit side by side)
+    fig.update_xaxes(title_text=x_title, automargin=True)
+    fig.update_yaxes(automargin=True)
+    fig.update_yaxes(title_text=y_title, row=1, col=1)
+    if y_range:
+        (fig.update_xaxes if horizontal else fig.update_yaxes)(range=list(y_range))
+    if horizontal:
+        fig.add_vline(x=0, line={"color": "#999", "dash": "dot"})
+    rows_per_panel = max((len(part) for _, part in panels), default=1)
+    height = max(360, 28 * rows_per_panel + 160) if horizontal else 420
+    fig.update_layout(barmode="group", template="plotly_white", height=height,
+                      legend_title_text=html.escape(group or ""), margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
+def heatmap_figure(panels: Sequence[tuple[str, pd.DataFrame, pd.DataFrame | None]], *, x_title: str,
+                   y_title: str, z_title: str, zmin: float, zmax: float, colorscale: str = "Reds",
+                   digits: int = 3) -> Any:
+    """One heatmap per panel (title, values, counts or None) on one colour scale; hover: both keys, value, n."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=max(len(panels), 1), subplot_titles=[html.escape(t) for t, _, _ in panels],
+                        horizontal_spacing=0.08)
+    for col, (_, grid, counts) in enumerate(panels, 1):
+        xs = [_text(c) for c in grid.columns]
+        ys = [_text(i) for i in grid.index]
+        values = grid.to_numpy(dtype=float)
+        hover = [[f"{html.escape(y_title)}: {ys[i]}<br>{html.escape(x_title)}: {xs[j]}<br>{html.escape(z_title)}: "
+                  f"{_num(values[i, j], digits + 1)}"
+                  + (f"<br>n: {_num(counts.iloc[i, j], 6)}" if counts is not None else "")
+                  for j in range(len(xs))] for i in range(len(ys))]
+        text = [["" if math.isnan(v) else _num(v, digits) for v in row] for row in values]
+        fig.add_trace(go.Heatmap(z=[[None if math.isnan(v) else v for v in row] for row in values], x=xs, y=ys,
+                                 zmin=zmin, zmax=zmax, colorscale=colorscale, text=text, texttemplate="%{text}",
+                                 hovertext=hover, hoverinfo="text", showscale=col == 1,
+                                 colorbar={"title": {"text": html.escape(z_title)}}), row=1, col=col)
+    fig.update_xaxes(title_text=html.escape(x_title), automargin=True)
+    fig.update_yaxes(automargin=True)
+    fig.update_yaxes(title_text=html.escape(y_title), row=1, col=1)
+    height = max(320, 40 * max((len(g) for _, g, _ in panels), default=1) + 180)
+    fig.update_layout(template="plotly_white", height=height, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig

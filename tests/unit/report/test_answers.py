@@ -1,0 +1,42 @@
+"""The answers behind a probe: choice-mode answers show P(option) per answer (issue 28)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from biasatlas.report.answers import answers_frame
+
+
+def _outcomes(texts: list[str | None], probs: list[dict[str, float] | None]) -> pd.DataFrame:
+    messages = json.dumps([{"role": "user", "content": "Ja oder Nein?"}])
+    return pd.DataFrame({"model": "m", "language": "de", "messages_json": messages, "text": texts,
+                         "option_probs": probs, "answer": ["affirmative"] * len(texts)})
+
+
+def test_choice_mode_answers_show_the_probability_of_each_option() -> None:
+    frame = answers_frame(_outcomes(["Ja", "Nein"], [{"Ja": 0.731, "Nein": 0.269}, {"Ja": 0.1, "Nein": 0.9}]),
+                          (), "answer")
+    assert frame["answer"].tolist() == ["Ja", "Nein"]
+    assert frame["P(option)"].tolist() == ["Ja 0.731 · Nein 0.269", "Ja 0.100 · Nein 0.900"]
+    assert list(frame.columns).index("P(option)") == list(frame.columns).index("answer") + 1
+
+
+def test_an_answer_with_probabilities_and_no_text_shows_them() -> None:
+    frame = answers_frame(_outcomes([None], [{"Yes": 0.5, "No": 0.5}]), (), "answer")
+    assert frame["P(option)"].tolist() == ["Yes 0.500 · No 0.500"]
+    assert frame["answer"].tolist() == [""]
+
+
+def test_generate_mode_has_no_probability_column_and_a_mixed_study_shows_none_as_missing() -> None:
+    generate = answers_frame(_outcomes(["Ja, sicher.", "Nein."], [None, None]), (), "answer")
+    assert "P(option)" not in generate.columns
+    mixed = answers_frame(_outcomes(["Ja, sicher.", "Ja"], [None, {"Ja": 0.6, "Nein": 0.4}]), (), "answer")
+    assert mixed["P(option)"].tolist()[1] == "Ja 0.600 · Nein 0.400" and pd.isna(mixed["P(option)"].tolist()[0])
+
+
+def test_the_answer_sits_next_to_its_prompt_and_what_was_read_from_it() -> None:
+    outcomes = _outcomes(["Ja"], [{"Ja": 0.6, "Nein": 0.4}]).assign(scale="certainty", reason="")
+    frame = answers_frame(outcomes, ("scale",), "answer")
+    assert list(frame.columns) == ["model", "language", "prompt", "answer", "P(option)", "parsed", "reason", "scale"]
