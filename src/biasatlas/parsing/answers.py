@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from biasatlas.parsing.continuation import cut_continuation
 from biasatlas.parsing.lexicon import AFFIRMATIVE, BOTH, HEDGE, NEGATIVE, OPPOSITE, TOKEN, Lexicon, lexicon
 from biasatlas.parsing.sentences import Reading, Sentence, make_sentence, pure, read_sentence
 from biasatlas.parsing.text import normalise, strip_reasoning
@@ -135,6 +136,7 @@ class AnswerParser:
             return Outcome(reason="no answer")
         lex = lexicon(self.scale, self.language)
         body, cut = strip_reasoning(text)
+        body = cut_continuation(body)  # "Yes\nQuestion: ...\nAnswer: No": the invented turn is not the answer
         norm, refused = without_refusals(normalise(body).lower(), lex)
         sentences = [make_sentence(s, lex) for s in _sentences(norm)]
         cues = _cues(norm, lex)

@@ -229,6 +229,13 @@ def _cue(data: dict[str, Any], language: str) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{c})" for c in cues)) if cues else None
 
 
+@lru_cache(maxsize=1)
+def continuation_labels() -> tuple[str, ...]:
+    """The labels that open an invented next turn ("question", "frage", "user"), of every language."""
+    table = _data().get("continuations") or {}
+    return tuple(dict.fromkeys(label.lower() for entries in table.values() for label in entries))
+
+
 @lru_cache(maxsize=64)
 def refusal_patterns(language: str) -> tuple[re.Pattern[str], ...]:
     """The refusal expressions of ``language`` and English."""

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from biasatlas.parsing.continuation import cut_continuation
 from biasatlas.parsing.lexicon import refusal_patterns
 from biasatlas.parsing.rating_rules import DECADES, LEGEND, RETRACTED, complement, corrected
 from biasatlas.parsing.text import normalise, strip_reasoning
@@ -247,7 +248,7 @@ class RatingParser:
         if text is None or not text.strip():
             return Outcome(reason="no answer")
         body, cut = strip_reasoning(text)
-        raw = _normalise(body)
+        raw = _normalise(cut_continuation(body))
         if not raw:
             return Outcome(reason="no answer", extra={"cut": "reasoning"} if cut else {})
         found = _Text(_words_to_digits(raw, self.language), self.language)
