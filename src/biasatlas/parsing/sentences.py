@@ -48,6 +48,12 @@ class _Segment:
         self.clause = _clause_ids(self.tokens, self.covered, lex)
         self.used: set[int] = set()
 
+    def bare(self) -> bool:
+        """Nothing but phrases, fillers and negators: a bare answer ("Ja.", "Wahrscheinlich nicht")."""
+        return all(
+            i in self.covered or t in self.lex.fillers or self.lex.is_negator(t) for i, t in enumerate(self.tokens)
+        )
+
     def in_clause(self, i: int, j: int) -> bool:
         return 0 <= j < len(self.tokens) and self.clause[i] == self.clause[j]
 
@@ -139,6 +145,8 @@ def read_sentence(sentence: str, lex: Lexicon) -> list[Reading]:
                 continue
             if hit.phrase.edge_only and (not seg.at_edge(hit) or seg.intensifies(hit)):
                 continue
+            if hit.phrase.foreign and not seg.bare():
+                continue  # "Selten." answers; "in Mai" (an Italian "mai") in an English sentence does not
             before, after = seg.negator_before(hit), seg.negator_after(hit)
             seg.used.update(j for j in (before, after) if j is not None)
             negated_before = before is not None or raised or (raise_at is not None and hit.start > raise_at)
