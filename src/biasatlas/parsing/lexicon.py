@@ -74,6 +74,7 @@ class Lexicon:
     answer_words: frozenset[str] = frozenset()  # one-word options of every scale
     impersonal: frozenset[str] = frozenset()
     complementizers: frozenset[str] = frozenset()
+    articles: frozenset[str] = frozenset()
     knows_self: bool = False  # the language lists its self words: "about others" can be told
     cue: re.Pattern[str] | None = None  # the language's own answer cues ("Réponse :"), besides the built-in ones
     corrections: re.Pattern[str] | None = None
@@ -263,6 +264,7 @@ def lexicon(scale: str, language: str) -> Lexicon:
         assent=_words(data.get("assent"), language),
         impersonal=_words(data.get("impersonal"), language),
         complementizers=_words(data.get("complementizers"), language),
+        articles=_words(data.get("articles"), language),
         knows_self=bool((data.get("self_words") or {}).get(language)),
         cue=_cue(data, language),
         answer_words=frozenset(

@@ -204,6 +204,18 @@ def _about_the_action(seg: _Segment, lex: Lexicon) -> bool:
     return not any(t in lex.complementizers for t in seg.tokens[options[0].end :])
 
 
+def _opens_with_idiom(text: str, readings: list[Reading], lex: Lexicon) -> bool:
+    """"The likelihood is low.", "Die Wahrscheinlichkeit ist gering.": a sentence-level idiom that opens the
+    sentence (after an article at most) states the answer; "Their chances are low" is about somebody else."""
+    tokens = TOKEN.findall(text)
+    start = 1 if tokens and tokens[0] in lex.articles else 0
+    opening = tuple(tokens[start:])
+    return any(
+        r.meaning in OPPOSITE and (idiom := tuple(TOKEN.findall(r.matched))) and opening[: len(idiom)] == idiom
+        for r in readings
+    )
+
+
 def make_sentence(text: str, lex: Lexicon) -> Sentence:
     """Read ``text`` (one sentence, lower case) and classify it."""
     readings = read_sentence(text, lex)
@@ -219,7 +231,7 @@ def make_sentence(text: str, lex: Lexicon) -> Sentence:
         lex.knows_self and len(tokens) >= OFF_QUESTION_WORDS and not any(t in lex.self_words for t in tokens)
     )
     answered = any(pure(piece, lex) for piece in SEGMENT.split(text)) or _at_edge(seg, lex)  # "..., so yes."
-    answered = answered or _about_the_action(seg, lex)
+    answered = answered or _about_the_action(seg, lex) or _opens_with_idiom(text, readings, lex)
     off = not question and has_option and about_others and not answered
     # "Many people do not invite them.", "Jewish families are often treated with suspicion." (to a yes/no
     # question): the words of an answer, about somebody else
