@@ -109,6 +109,8 @@ def self_correction(text: str, lex: Lexicon) -> Outcome | None:
         while words and (words[-1] in lex.fillers or words[-1] in lex.turns):  # "no, but on reflection: yes"
             words.pop()
         ends = [" ".join(words[-n:]) for n in range(1, min(4, len(words)) + 1)]
+        if len(words) > 1 and words[-1] in lex.retractions:  # "Mostly. No, actually rarely.": the "no" retracts
+            ends += [" ".join(words[-n - 1 : -1]) for n in range(1, min(4, len(words) - 1) + 1)]
         if not any(pure(end, lex) and _value(read_sentence(end, lex), "") for end in ends):
             continue  # nothing revised: "Actually, yes." is just "yes"
         for after in (make_sentence(x, lex) for x in _sentences(text[marker.end() :])):

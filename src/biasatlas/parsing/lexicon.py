@@ -75,6 +75,7 @@ class Lexicon:
     impersonal: frozenset[str] = frozenset()
     complementizers: frozenset[str] = frozenset()
     articles: frozenset[str] = frozenset()
+    retractions: frozenset[str] = frozenset()  # "no" taking back the answer before a correction
     knows_self: bool = False  # the language lists its self words: "about others" can be told
     cue: re.Pattern[str] | None = None  # the language's own answer cues ("Réponse :"), besides the built-in ones
     corrections: re.Pattern[str] | None = None
@@ -265,6 +266,7 @@ def lexicon(scale: str, language: str) -> Lexicon:
         impersonal=_words(data.get("impersonal"), language),
         complementizers=_words(data.get("complementizers"), language),
         articles=_words(data.get("articles"), language),
+        retractions=_words(data.get("retractions"), language),
         knows_self=bool((data.get("self_words") or {}).get(language)),
         cue=_cue(data, language),
         answer_words=frozenset(
