@@ -32,8 +32,8 @@ RATINGS = load("ratings_misread_classes.csv")
 @pytest.mark.parametrize("row", YESNO, ids=[f"{r['class']}-{r['language']}-{i}" for i, r in enumerate(YESNO)])
 def test_yesno_class(row: dict[str, str]) -> None:
     outcome = AnswerParser(row["scale"], row["language"]).parse(row["answer"])
-    if row["expected"] == "none":
-        assert (outcome.value, outcome.reason) == (None, row["reason"])
+    if row["expected"] == "none":  # "hedge|refusal": either reason is right ("Das kann man nicht sagen.")
+        assert outcome.value is None and outcome.reason in row["reason"].split("|"), outcome
     else:
         assert outcome.value == row["expected"], outcome
 
