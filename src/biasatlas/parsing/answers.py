@@ -136,9 +136,18 @@ class AnswerParser:
         """Return Outcome(value="affirmative"|"negative") or Outcome(None, reason)."""
         if text is None or not text.strip():
             return Outcome(reason="no answer")
-        lex = lexicon(self.scale, self.language)
         body, cut = strip_reasoning(text)
-        body = cut_continuation(body)  # "Yes\nQuestion: ...\nAnswer: No": the invented turn is not the answer
+        # "Yes\nQuestion: ...\nAnswer: No": the invented turn is not the answer; but where nothing readable
+        # comes before the marker ("Let me think.\nQuestion: ...?\nAnswer: No") it was the question restated
+        short = cut_continuation(body)
+        if short != body:
+            outcome = self._read(short, cut)
+            if outcome.value is not None or outcome.reason != "no answer":
+                return outcome
+        return self._read(body, cut)
+
+    def _read(self, body: str, cut: bool) -> Outcome:
+        lex = lexicon(self.scale, self.language)
         norm, refused = without_refusals(normalise(body).lower(), lex)
         sentences = [make_sentence(s, lex) for s in _sentences(norm)]
         cues = _cues(norm, lex)

@@ -275,7 +275,15 @@ class RatingParser:
         if text is None or not text.strip():
             return Outcome(reason="no answer")
         body, cut = strip_reasoning(text)
-        raw = _normalise(cut_continuation(body))
+        short = cut_continuation(body)  # "70\nQuestion: ...\nAnswer: 40": the invented turn is not the answer
+        if short != body:
+            outcome = self._read(short, cut)
+            if outcome.value is not None or outcome.reason not in ("no number", "no answer"):
+                return outcome  # else the marker restated the question ("Let me see.\nQuestion: ...\nAnswer: 70")
+        return self._read(body, cut)
+
+    def _read(self, body: str, cut: bool) -> Outcome:
+        raw = _normalise(body)
         if not raw:
             return Outcome(reason="no answer", extra={"cut": "reasoning"} if cut else {})
         found = _Text(_words_to_digits(raw, self.language), self.language)

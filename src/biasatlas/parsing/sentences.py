@@ -26,6 +26,7 @@ class Reading:
     meaning: str
     matched: str
     negated: bool = False
+    idiom: bool = False  # read by a sentence-level pattern ("The likelihood is low")
 
 
 def _clause_ids(tokens: list[str], covered: set[int], lex: Lexicon) -> list[int]:
@@ -108,7 +109,7 @@ def _idioms(sentence: str, lex: Lexicon) -> tuple[str, list[Reading]]:
     readings = []
     for pattern, meaning in lex.patterns:
         for m in pattern.finditer(sentence):
-            readings.append(Reading(meaning, m.group(0)))
+            readings.append(Reading(meaning, m.group(0), idiom=True))
             sentence = sentence[: m.start()] + " " * (m.end() - m.start()) + sentence[m.end() :]
     return sentence, readings
 
@@ -211,8 +212,9 @@ def _opens_with_idiom(text: str, readings: list[Reading], lex: Lexicon) -> bool:
     start = 1 if tokens and tokens[0] in lex.articles else 0
     opening = tuple(tokens[start:])
     return any(
-        r.meaning in OPPOSITE and (idiom := tuple(TOKEN.findall(r.matched))) and opening[: len(idiom)] == idiom
+        r.idiom and r.meaning in OPPOSITE and opening[: len(words)] == words
         for r in readings
+        if (words := tuple(TOKEN.findall(r.matched)))
     )
 
 
