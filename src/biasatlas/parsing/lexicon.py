@@ -136,14 +136,19 @@ def _foreign(data: dict[str, Any], scale: str, language: str, own: dict[tuple[st
     }
 
 
+# How letters are written on a keyboard without them: "hoechstwahrscheinlich", "natuerlich", "i fæstum" -> "i faestum".
+TRANSLITERATION = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss", "æ": "ae", "þ": "th", "ð": "d"})
+
+
 def _folded(phrases: dict[tuple[str, ...], Phrase]) -> dict[tuple[str, ...], Phrase]:
-    """Phrases by their words without accents, where that is unambiguous: no two meanings share the
-    unaccented form, and it is not itself a phrase ("Olíklegt" is "ólíklegt"; "nö" is left to "no")."""
+    """Phrases by their words without accents (or with umlauts written out), where that is unambiguous: no
+    two meanings share the form, and it is not itself a phrase ("Olíklegt" is "ólíklegt", "Hoechstwahr-
+    scheinlich" is "höchstwahrscheinlich"; "nö" is left to "no")."""
     by_fold: dict[tuple[str, ...], list[Phrase]] = {}
     for words, phrase in phrases.items():
-        bare = tuple(fold(w) for w in words)
-        if bare != words:
-            by_fold.setdefault(bare, []).append(phrase)
+        for bare in {tuple(fold(w) for w in words), tuple(fold(w.translate(TRANSLITERATION)) for w in words)}:
+            if bare != words:
+                by_fold.setdefault(bare, []).append(phrase)
     return {
         bare: found[0]
         for bare, found in by_fold.items()
