@@ -60,3 +60,24 @@ def test_rating_class(row: dict[str, str]) -> None:
 )
 def test_cut_continuation(text: str, kept: str) -> None:
     assert cut_continuation(text).strip() == kept
+
+
+def test_a_language_adds_its_continuation_labels_as_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new language's word-list file adds its labels (``continuations: [utilisateur]``, written flat)."""
+    import copy
+
+    from biasatlas.parsing import continuation, lexicon
+
+    data = copy.deepcopy(lexicon._data())
+    lexicon.merge(data, lexicon.per_language({"language": "fr", "continuations": ["utilisateur"]}))
+    text = "Oui.\nUtilisateur : Réponds pour un voisin rom.\nNon"
+    assert cut_continuation(text) == text
+    monkeypatch.setattr(lexicon, "_data", lambda: data)
+    lexicon.continuation_labels.cache_clear()
+    continuation._markers.cache_clear()
+    try:
+        assert cut_continuation(text).strip() == "Oui."
+    finally:
+        monkeypatch.undo()
+        lexicon.continuation_labels.cache_clear()
+        continuation._markers.cache_clear()
