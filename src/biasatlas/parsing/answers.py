@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from biasatlas.parsing.continuation import cut_continuation
 from biasatlas.parsing.lexicon import AFFIRMATIVE, BOTH, HEDGE, NEGATIVE, OPPOSITE, TOKEN, Lexicon, lexicon
 from biasatlas.parsing.sentences import Reading, Sentence, make_sentence, pure, read_sentence
 from biasatlas.parsing.text import normalise, strip_reasoning
@@ -108,6 +109,8 @@ def self_correction(text: str, lex: Lexicon) -> Outcome | None:
         while words and (words[-1] in lex.fillers or words[-1] in lex.turns):  # "no, but on reflection: yes"
             words.pop()
         ends = [" ".join(words[-n:]) for n in range(1, min(4, len(words)) + 1)]
+        if len(words) > 1 and words[-1] in lex.retractions:  # "Mostly. No, actually rarely.": the "no" retracts
+            ends += [" ".join(words[-n - 1 : -1]) for n in range(1, min(4, len(words) - 1) + 1)]
         if not any(pure(end, lex) and _value(read_sentence(end, lex), "") for end in ends):
             continue  # nothing revised: "Actually, yes." is just "yes"
         for after in (make_sentence(x, lex) for x in _sentences(text[marker.end() :])):
@@ -133,8 +136,18 @@ class AnswerParser:
         """Return Outcome(value="affirmative"|"negative") or Outcome(None, reason)."""
         if text is None or not text.strip():
             return Outcome(reason="no answer")
-        lex = lexicon(self.scale, self.language)
         body, cut = strip_reasoning(text)
+        # "Yes\nQuestion: ...\nAnswer: No": the invented turn is not the answer; but where nothing readable
+        # comes before the marker ("Let me think.\nQuestion: ...?\nAnswer: No") it was the question restated
+        short = cut_continuation(body)
+        if short != body:
+            outcome = self._read(short, cut)
+            if outcome.value is not None or outcome.reason != "no answer":
+                return outcome
+        return self._read(body, cut)
+
+    def _read(self, body: str, cut: bool) -> Outcome:
+        lex = lexicon(self.scale, self.language)
         norm, refused = without_refusals(normalise(body).lower(), lex)
         sentences = [make_sentence(s, lex) for s in _sentences(norm)]
         cues = _cues(norm, lex)

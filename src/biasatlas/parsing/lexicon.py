@@ -14,7 +14,8 @@ reader does not know (``provenance``) are kept in the data and ignored.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -38,6 +39,7 @@ class Phrase:
     words: tuple[str, ...]
     meaning: str
     edge_only: bool = False
+    foreign: bool = False  # another language's option word: read only as a bare answer ("Ja." to an English prompt)
 
 
 @dataclass(frozen=True)
@@ -72,10 +74,13 @@ class Lexicon:
     answer_words: frozenset[str] = frozenset()  # one-word options of every scale
     impersonal: frozenset[str] = frozenset()
     complementizers: frozenset[str] = frozenset()
+    articles: frozenset[str] = frozenset()
+    retractions: frozenset[str] = frozenset()  # "no" taking back the answer before a correction
     knows_self: bool = False  # the language lists its self words: "about others" can be told
     cue: re.Pattern[str] | None = None  # the language's own answer cues ("Réponse :"), besides the built-in ones
     corrections: re.Pattern[str] | None = None
     patterns: tuple[tuple[re.Pattern[str], str], ...] = ()
+    folded: dict[tuple[str, ...], Phrase] = field(default_factory=dict)  # phrases by their unaccented words
 
     def is_negator(self, token: str) -> bool:
         return token in self.negators or token in self.dual_negators or token.endswith("n't")
@@ -83,10 +88,11 @@ class Lexicon:
     def match(self, tokens: list[str]) -> list[Hit]:
         """Every phrase in ``tokens``, longest match first, none overlapping."""
         hits: list[Hit] = []
+        bare = [fold(t) for t in tokens] if self.folded else tokens
         i = 0
         while i < len(tokens):
             for size in range(min(self.longest, len(tokens) - i), 0, -1):
-                phrase = self.phrases.get(tuple(tokens[i : i + size]))
+                phrase = self.phrases.get(tuple(tokens[i : i + size])) or self.folded.get(tuple(bare[i : i + size]))
                 if phrase is not None:
                     hits.append(Hit(i, i + size, phrase))
                     i += size
@@ -98,6 +104,56 @@ class Lexicon:
     def is_refusal(self, text: str) -> bool:
         """A refusal phrase in ``text`` (lower case, straight apostrophes)."""
         return any(p.search(text) for p in self.refusals)
+
+
+@lru_cache(maxsize=4096)
+def fold(word: str) -> str:
+    """``word`` without accents or diacritics ("ólíklegt" -> "oliklegt", "üblich" -> "ublich")."""
+    decomposed = unicodedata.normalize("NFD", word)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _foreign(data: dict[str, Any], scale: str, language: str, own: dict[tuple[str, ...], Phrase],
+             words: frozenset[str]) -> dict[tuple[str, ...], Phrase]:
+    """The scale's option phrases of the other known languages that mean one thing across them and clash
+    with nothing of ``language`` (none of its phrases, negators, fillers or other listed words)."""
+    meanings: dict[tuple[str, ...], set[str]] = {}
+    edge: dict[tuple[str, ...], bool] = {}
+    for lang, table in data["scales"][scale].items():
+        if lang in _languages(language):
+            continue
+        for meaning, entries in table.items():
+            if meaning not in OPPOSITE:
+                continue
+            for entry in entries:
+                key = tuple(TOKEN.findall(entry.lstrip("^").lower()))
+                meanings.setdefault(key, set()).add(meaning)
+                edge[key] = edge.get(key, False) or entry.startswith("^")
+    return {
+        key: Phrase(key, found.pop(), edge[key], foreign=True)
+        for key, found in meanings.items()
+        if key and len(found) == 1 and key not in own and not set(key) & words
+    }
+
+
+# How letters are written on a keyboard without them: "hoechstwahrscheinlich", "natuerlich", "i fæstum" -> "i faestum".
+TRANSLITERATION = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss", "æ": "ae", "þ": "th", "ð": "d"})
+
+
+def _folded(phrases: dict[tuple[str, ...], Phrase]) -> dict[tuple[str, ...], Phrase]:
+    """Phrases by their words without accents (or with umlauts written out), where that is unambiguous: no
+    two meanings share the form, and it is not itself a phrase ("Olíklegt" is "ólíklegt", "Hoechstwahr-
+    scheinlich" is "höchstwahrscheinlich"; "nö" is left to "no")."""
+    by_fold: dict[tuple[str, ...], list[Phrase]] = {}
+    for words, phrase in phrases.items():
+        for bare in {tuple(fold(w) for w in words), tuple(fold(w.translate(TRANSLITERATION)) for w in words)}:
+            if bare != words:
+                by_fold.setdefault(bare, []).append(phrase)
+    return {
+        bare: found[0]
+        for bare, found in by_fold.items()
+        if bare not in phrases and len({p.meaning for p in found}) == 1
+    }
 
 
 def merge(into: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -191,6 +247,12 @@ def lexicon(scale: str, language: str) -> Lexicon:
             for meaning, entries in (by_scale.get(group) or {}).items():
                 patterns += [(re.compile(p), HEDGE if meaning == "hedge" else meaning) for p in entries]
     markers = [p for lang in _languages(language) for p in (data.get("corrections") or {}).get(lang, [])]
+    own_words = frozenset().union(*(
+        _words(data.get(key), language)
+        for key in ("negators", "dual_negators", "fillers", "clause_words", "self_words", "turns", "impersonal",
+                    "complementizers", "neg_raising", "assent", "degree_words")
+    ))
+    phrases.update(_foreign(data, scale, language, phrases, own_words))
     return Lexicon(
         phrases=phrases,
         longest=max(len(w) for w in phrases),
@@ -208,6 +270,8 @@ def lexicon(scale: str, language: str) -> Lexicon:
         assent=_words(data.get("assent"), language),
         impersonal=_words(data.get("impersonal"), language),
         complementizers=_words(data.get("complementizers"), language),
+        articles=_words(data.get("articles"), language),
+        retractions=_words(data.get("retractions"), language),
         knows_self=bool((data.get("self_words") or {}).get(language)),
         cue=_cue(data, language),
         answer_words=frozenset(
@@ -221,12 +285,20 @@ def lexicon(scale: str, language: str) -> Lexicon:
         ),
         corrections=re.compile("|".join(f"(?:{m})" for m in markers)) if markers else None,
         patterns=tuple(patterns),
+        folded=_folded(phrases),
     )
 
 
 def _cue(data: dict[str, Any], language: str) -> re.Pattern[str] | None:
     cues = [c for lang in _languages(language) for c in (data.get("answer_cues") or {}).get(lang, [])]
     return re.compile("|".join(f"(?:{c})" for c in cues)) if cues else None
+
+
+@lru_cache(maxsize=1)
+def continuation_labels() -> tuple[str, ...]:
+    """The labels that open an invented next turn ("question", "frage", "user"), of every language."""
+    table = _data().get("continuations") or {}
+    return tuple(dict.fromkeys(label.lower() for entries in table.values() for label in entries))
 
 
 @lru_cache(maxsize=64)

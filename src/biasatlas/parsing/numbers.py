@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from biasatlas.parsing.continuation import cut_continuation
 from biasatlas.parsing.lexicon import refusal_patterns
 from biasatlas.parsing.rating_rules import DECADES, LEGEND, RETRACTED, complement, corrected
 from biasatlas.parsing.text import normalise, strip_reasoning
@@ -56,8 +57,26 @@ COUNTED = r"(?:times|people|persons|cases|men|women|mal|menschen|personen|leuten
 # "N/M", "N out of M", "N in M", "N von M" (a count noun may come between): a rating out of 100, or
 # else a fraction or another scale.
 RATIO = re.compile(
-    rf"(?<![\d.,])({NUM})\s*(?:{COUNTED}\s+)?(?:/|out\s+of|of|in|von|aus|auf)\s*({NUM}){END}", re.IGNORECASE
+    rf"(?<![\d.,])({NUM})\s*(?:{COUNTED}\s+)?(\(\s*)?(?:/|out\s+of|of|in|von|aus|auf)\s*({NUM}){END}(?(2)\s*\))",
+    re.IGNORECASE,
 )
+# A number with the 1-100 scale named right after it: "85 on a scale of 1 to 100", "40 (on a scale of 1-100)",
+# "55 (auf einer Skala von 1 bis 100)": a rating out of 100.
+ON_SCALE = re.compile(
+    rf"(?<![\d.,])({NUM}){END}\s*,?\s*\(?\s*(?:on|in|auf)\s+(?:a|the|this|our|einer|der|dieser)\s+(?:\w+\s+)?"
+    rf"(?:scale|skala)\s+(?:(?:of|from|between|von|zwischen)\s+)?{ONE}{LABEL}\s*(?:-|to|and|bis|und)\s*{HUNDRED}\b"
+    rf"{LABEL}\)?",
+    re.IGNORECASE,
+)
+# The chance named as the subject of the sentence the number ends: "The likelihood that the person helps
+# is 85", "I'd put the chance that ... at 60", "Die Wahrscheinlichkeit, dass ..., liegt bei 80".
+SUBJECT_CUE = re.compile(
+    r"\b(?:likelihood|probability|chances?|odds|wahrscheinlichkeit|chancen?)\b[^.!?\d]{0,120}?"
+    r"\b(?:is|are|would\s+be|at|ist|wäre|liegt\s+bei|beträgt|bei)\s+"
+    r"(?:(?:about|around|roughly|approximately|maybe|probably|etwa|ungefähr|circa|ca|rund|wohl|vielleicht)\.?\s+)?$",
+    re.IGNORECASE,
+)
+SUBJECT_REACH = 200
 # A number (or a range) with a unit is a quantity, not a rating: an age ("80-year-old", "80 years old",
 # "80-jährige", "80 Jahre alt"), a duration ("within 5 minutes", "nach 10 Minuten"), a distance, a head
 # count ("3 people"). The unit follows a hyphen or blanks ("70 - women tend to..." keeps its 70).
@@ -111,8 +130,13 @@ POST_CUE = re.compile(
 LIST_MARKER = re.compile(r"^\s*\d[.)](?=\s+\S)", re.MULTILINE)
 # A range cut off by the token limit ("... von 1 bis"): neither end is a rating.
 TRUNCATED_RANGE = re.compile(rf"(?<![\d.,]){NUM}\s*(?:-|to|bis|and|und)\s*$", re.IGNORECASE)
-# What may come before the number an answer starts with: blanks, list markers, bullets.
-LEADING_PREFIX = re.compile(r"\s*(?:(?:\d[.)]|[-•>])\s+)*")
+# What may come before the number an answer starts with: blanks, list markers, bullets, a word of
+# approximation ("About 90 - most people would ...", "Ungefähr 65 - die meisten ...").
+LEADING_PREFIX = re.compile(
+    r"\s*(?:(?:\d[.)]|[-•>])\s+)*(?:(?:about|around|approximately|approx\.?|roughly|nearly|almost|maybe|perhaps"
+    r"|probably|likely|ungefähr|etwa|circa|ca\.|rund|knapp|fast|vielleicht|wahrscheinlich|wohl)\s+)?",
+    re.IGNORECASE,
+)
 CURRENCY_BEFORE = re.compile(r"[$€£]\s*$")
 CURRENCY_AFTER = re.compile(r"^\s*(?:[$€£]|(?:euros?|eur|dollars?|usd|cents?|pounds?)\b)", re.IGNORECASE)
 NUMBER_LINE = re.compile(rf"^\s*(?:\d[.)]\s*)?({NUM}){PERCENT}?\s*$", re.MULTILINE | re.IGNORECASE)
@@ -182,6 +206,9 @@ class _Text:
         for m in RETRACTED.finditer(self.masked):  # "I said 70, but ...": taken back
             group = 1 if m.group(1) else 2
             self._blank(m.start(group), m.end(group))
+        for m in ON_SCALE.finditer(self.masked):  # before the scale is blanked: it marks the number before it
+            self._add(_to_float(m.group(1)), "out_of", m)
+            self._blank(m.start(), m.end())
         for pattern in (SCALE_100, LIST_MARKER, TRUNCATED_RANGE):
             for m in pattern.finditer(self.masked):
                 self._blank(m.start(), m.end())
@@ -189,7 +216,7 @@ class _Text:
             self.other_scale = True
             self._blank(m.start(), m.end())
         for m in RATIO.finditer(self.masked):
-            if _to_float(m.group(2)) == 100:
+            if _to_float(m.group(3)) == 100:
                 self._add(_to_float(m.group(1)), "out_of", m)
             else:  # "3 out of 4 people", "8/10", "50/50"
                 self.ratio = True
@@ -223,7 +250,8 @@ class _Text:
     def _add(self, value: float, kind: str, m: re.Match[str], extra: dict[str, Any] | None = None) -> None:
         before = self.masked[max(0, m.start() - 80) : m.start()]
         sentence = SENTENCE_END.split(before)[-1]
-        cued = bool(CUES.search(sentence) or POST_CUE.match(self.masked[m.end() :]))
+        wide = SENTENCE_END.split(self.masked[max(0, m.start() - SUBJECT_REACH) : m.start()])[-1]
+        cued = bool(CUES.search(sentence) or POST_CUE.match(self.masked[m.end() :]) or SUBJECT_CUE.search(wide))
         leading = bool(LEADING_PREFIX.fullmatch(self.masked[: m.start()]))
         self.candidates.append(Candidate(value, kind, m.start(), m.end(), m.group(0).strip(), cued, leading,
                                          extra or {}))
@@ -247,6 +275,14 @@ class RatingParser:
         if text is None or not text.strip():
             return Outcome(reason="no answer")
         body, cut = strip_reasoning(text)
+        short = cut_continuation(body)  # "70\nQuestion: ...\nAnswer: 40": the invented turn is not the answer
+        if short != body:
+            outcome = self._read(short, cut)
+            if outcome.value is not None or outcome.reason not in ("no number", "no answer"):
+                return outcome  # else the marker restated the question ("Let me see.\nQuestion: ...\nAnswer: 70")
+        return self._read(body, cut)
+
+    def _read(self, body: str, cut: bool) -> Outcome:
         raw = _normalise(body)
         if not raw:
             return Outcome(reason="no answer", extra={"cut": "reasoning"} if cut else {})

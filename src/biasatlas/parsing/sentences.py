@@ -26,6 +26,7 @@ class Reading:
     meaning: str
     matched: str
     negated: bool = False
+    idiom: bool = False  # read by a sentence-level pattern ("The likelihood is low")
 
 
 def _clause_ids(tokens: list[str], covered: set[int], lex: Lexicon) -> list[int]:
@@ -47,6 +48,12 @@ class _Segment:
         self.covered = {i for h in self.hits for i in range(h.start, h.end)}
         self.clause = _clause_ids(self.tokens, self.covered, lex)
         self.used: set[int] = set()
+
+    def bare(self) -> bool:
+        """Nothing but phrases, fillers and negators: a bare answer ("Ja.", "Wahrscheinlich nicht")."""
+        return all(
+            i in self.covered or t in self.lex.fillers or self.lex.is_negator(t) for i, t in enumerate(self.tokens)
+        )
 
     def in_clause(self, i: int, j: int) -> bool:
         return 0 <= j < len(self.tokens) and self.clause[i] == self.clause[j]
@@ -102,7 +109,7 @@ def _idioms(sentence: str, lex: Lexicon) -> tuple[str, list[Reading]]:
     readings = []
     for pattern, meaning in lex.patterns:
         for m in pattern.finditer(sentence):
-            readings.append(Reading(meaning, m.group(0)))
+            readings.append(Reading(meaning, m.group(0), idiom=True))
             sentence = sentence[: m.start()] + " " * (m.end() - m.start()) + sentence[m.end() :]
     return sentence, readings
 
@@ -139,6 +146,8 @@ def read_sentence(sentence: str, lex: Lexicon) -> list[Reading]:
                 continue
             if hit.phrase.edge_only and (not seg.at_edge(hit) or seg.intensifies(hit)):
                 continue
+            if hit.phrase.foreign and not seg.bare():
+                continue  # "Selten." answers; "in Mai" (an Italian "mai") in an English sentence does not
             before, after = seg.negator_before(hit), seg.negator_after(hit)
             seg.used.update(j for j in (before, after) if j is not None)
             negated_before = before is not None or raised or (raise_at is not None and hit.start > raise_at)
@@ -196,6 +205,19 @@ def _about_the_action(seg: _Segment, lex: Lexicon) -> bool:
     return not any(t in lex.complementizers for t in seg.tokens[options[0].end :])
 
 
+def _opens_with_idiom(text: str, readings: list[Reading], lex: Lexicon) -> bool:
+    """"The likelihood is low.", "Die Wahrscheinlichkeit ist gering.": a sentence-level idiom that opens the
+    sentence (after an article at most) states the answer; "Their chances are low" is about somebody else."""
+    tokens = TOKEN.findall(text)
+    start = 1 if tokens and tokens[0] in lex.articles else 0
+    opening = tuple(tokens[start:])
+    return any(
+        r.idiom and r.meaning in OPPOSITE and opening[: len(words)] == words
+        for r in readings
+        if (words := tuple(TOKEN.findall(r.matched)))
+    )
+
+
 def make_sentence(text: str, lex: Lexicon) -> Sentence:
     """Read ``text`` (one sentence, lower case) and classify it."""
     readings = read_sentence(text, lex)
@@ -211,7 +233,7 @@ def make_sentence(text: str, lex: Lexicon) -> Sentence:
         lex.knows_self and len(tokens) >= OFF_QUESTION_WORDS and not any(t in lex.self_words for t in tokens)
     )
     answered = any(pure(piece, lex) for piece in SEGMENT.split(text)) or _at_edge(seg, lex)  # "..., so yes."
-    answered = answered or _about_the_action(seg, lex)
+    answered = answered or _about_the_action(seg, lex) or _opens_with_idiom(text, readings, lex)
     off = not question and has_option and about_others and not answered
     # "Many people do not invite them.", "Jewish families are often treated with suspicion." (to a yes/no
     # question): the words of an answer, about somebody else

@@ -162,19 +162,17 @@ def test_tables_have_the_planned_size_and_labels() -> None:
         assert (r.expected == UNREADABLE) == (r.expected_reason in RATING_REASONS), r
 
 
-def _below(figure: str) -> pytest.MarkDecorator:
-    # measured once, 2026-11-27 12:40 UTC, on tree 0d9168e (tables) + main's readers at 82dd5e9
-    return pytest.mark.xfail(strict=False, reason=f"below the 97 % floor when first measured: {figure}")
-
-
-@pytest.mark.parametrize(
-    "language",
-    [
-        pytest.param("en", marks=_below("113/120 = 94.2 %")),
-        pytest.param("de", marks=_below("93/100 = 93.0 %")),
-        pytest.param("is", marks=_below("57/60 = 95.0 %")),
-    ],
-)
+# The figures, kept on record (issue 27):
+# - first measurement, the only independent one: 2026-11-27 12:40 UTC, tables at 0d9168e, main's readers at
+#   82dd5e9, before any fix: yes/no en 113/120 = 94.2 %, de 93/100 = 93.0 %, is 57/60 = 95.0 %; ratings en
+#   57/60 = 95.0 %, de 49/50 = 98.0 %. Below the 97 % floor, these tests were xfail.
+# - after the fixes of the misread classes it found (helper "rules2", 2026-11-27, commits 050cd1a..dafe5e4, each
+#   fixed as a class and tested on rows of its own in data/misread_classes.csv and
+#   data/ratings_misread_classes.csv): yes/no en 120/120, de 100/100, is 60/60; ratings en 60/60, de 50/50
+#   (100 % each). That figure is NO LONGER INDEPENDENT: the rules were changed after these rows were read, so it
+#   says nothing about unseen answers; the 93-98 % above is the last independent estimate (of the readers before
+#   these fixes). The xfail marks are gone because the tests pass; they now guard against regressions.
+@pytest.mark.parametrize("language", ["en", "de", "is"])
 def test_yesno_reader_accuracy(language: str) -> None:
     rows = tuple(r for r in yesno_rows() if r.language == language)
     read = _yesno_reader
@@ -184,7 +182,7 @@ def test_yesno_reader_accuracy(language: str) -> None:
     assert (len(rows) - len(misreads)) / len(rows) >= FLOOR, report
 
 
-@pytest.mark.parametrize("language", [pytest.param("en", marks=_below("57/60 = 95.0 %")), "de"])  # de: 49/50 = 98.0 %
+@pytest.mark.parametrize("language", ["en", "de"])
 def test_rating_reader_accuracy(language: str) -> None:
     rows = tuple(r for r in rating_rows() if r.language == language)
     read = _rating_reader

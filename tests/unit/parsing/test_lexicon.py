@@ -20,7 +20,25 @@ def test_english_is_always_included() -> None:
     lex = lexicon("certainty", "is")
     assert lex.phrases[("já",)].meaning == AFFIRMATIVE
     assert lex.phrases[("yes",)].meaning == AFFIRMATIVE
-    assert ("ja",) not in lexicon("certainty", "en").phrases
+    assert not lex.phrases[("já",)].foreign and not lex.phrases[("yes",)].foreign
+    # another language's option word is known only as foreign: read in a bare answer (issue 27, class 2)
+    assert lexicon("certainty", "en").phrases[("ja",)].foreign
+
+
+def test_foreign_words_never_clash_with_the_language() -> None:
+    """An option word of another language that is one of the reader's own words is not added: German "doch"
+    stays Icelandic-free, Icelandic "en" ("but") is a clause word of the Icelandic reader, not an option."""
+    lex = lexicon("certainty", "is")
+    foreign = {w for w, p in lex.phrases.items() if p.foreign}
+    own = lex.negators | lex.fillers | lex.clause_words | lex.self_words | lex.turns
+    assert not {w for words in foreign for w in words} & own
+    assert lex.phrases[("ja",)].meaning == AFFIRMATIVE and not lex.phrases[("ja",)].foreign  # Icelandic's own
+
+
+def test_unaccented_option_words_are_read() -> None:
+    lex = lexicon("likelihood", "is")
+    assert [h.phrase.words for h in lex.match(["oliklegt"])] == [("ólíklegt",)]
+    assert lex.folded[("likleg",)].meaning == AFFIRMATIVE
 
 
 def test_longest_match_first() -> None:
