@@ -93,7 +93,16 @@ class LocalBackend(GenerateMixin, ChoiceMixin):
     Its id names the model by content: ``local:NAME@DIGEST`` where DIGEST is the sha256 of the
     weights (GGUF file or model directory) or the hub snapshot's commit, then ``+lora:DIGEST`` for
     an adapter and ``#`` with any non-default dtype or choice normalisation (see ``identity``).
+
+    A model read from a file or directory is loaded only when it is first needed (a request to
+    answer, or its ``model``/``tokenizer``): its id is the content digest, known without loading, so a
+    run whose every answer is cached loads nothing (``load()`` loads it at once). A hub id is loaded
+    at once: which snapshot answers is known only once it is loaded (or downloaded).
     """
+
+    #: attributes that exist once the model is loaded: reading one before loads it (see __getattr__)
+    LOADED_ATTRIBUTES = frozenset({"torch", "tokenizer", "model", "device", "_revision", "_option_cache",
+                                   "_prefix_cache", "_can_reuse_prefix", "_stop_ids"})
 
     def __init__(self, spec: str, options: LocalOptions | None = None) -> None:
         require("local", "local models")
@@ -102,11 +111,26 @@ class LocalBackend(GenerateMixin, ChoiceMixin):
         self.location = locate(spec)
         if self.options.adapter and not Path(self.options.adapter).is_dir():
             raise BackendError(f"adapter directory not found: {self.options.adapter}")
-        self._load()
+        self.loaded = False
+        if self.location.is_hub_id:
+            self.load()
         self.identity = self._identify()
         self.id = self.identity.id
 
+    def __getattr__(self, name: str) -> Any:
+        # Called only for attributes not set yet: the loaded model's, on first use, load it.
+        if name in LocalBackend.LOADED_ATTRIBUTES and not self.__dict__.get("loaded", True):
+            self.load()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     # ---- loading ------------------------------------------------------------------------------
+    def load(self) -> None:
+        """Load the model now (once; a setup problem is a BackendError)."""
+        if not self.loaded:
+            self._load()
+            self.loaded = True
+
     def _load(self) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -179,12 +203,17 @@ class LocalBackend(GenerateMixin, ChoiceMixin):
 
     # ---- what a run records -------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        """The model's identity and settings, recorded in each run's config."""
+        """The model's identity and settings, recorded in each run's config.
+
+        Loading nothing: a model not loaded (a run whose answers were all cached) has no loaded dtype,
+        device or prefix reuse to report (None); its identity is the same.
+        """
         loc, ident, o = self.location, self.identity, self.options
+        loaded = self.loaded
         quantization: str | None = None
         if loc.gguf_file:
             quantization = gguf_quantization(Path(loc.path) / loc.gguf_file)
-        else:
+        elif loaded:
             qconfig = getattr(self.model.config, "quantization_config", None)
             if qconfig is not None:
                 method = qconfig.get("quant_method") if isinstance(qconfig, dict) else getattr(
@@ -201,12 +230,13 @@ class LocalBackend(GenerateMixin, ChoiceMixin):
             "adapter_digest": ident.adapter_digest,
             "quantization": quantization,  # of the file; transformers de-quantizes GGUF weights
             "dtype": o.dtype,
-            "loaded_dtype": str(getattr(self.model, "dtype", "")).removeprefix("torch.") or None,
-            "device": str(self.device),
+            "loaded_dtype": (str(getattr(self.model, "dtype", "")).removeprefix("torch.") or None) if loaded else None,
+            "device": str(self.device) if loaded else None,
             "batch_size": o.batch_size,
-            "reuse_prefix": o.reuse_prefix and self._can_reuse_prefix,
+            "reuse_prefix": (o.reuse_prefix and self._can_reuse_prefix) if loaded else None,
             "choice_norm": o.choice_norm,
         }
 
     def close(self) -> None:
-        self._prefix_cache.clear()
+        if self.loaded:
+            self._prefix_cache.clear()
