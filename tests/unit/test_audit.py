@@ -315,7 +315,11 @@ def test_run_resume_tags_and_plan_after(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output
     with Store(study) as store:
         assert store.response_count() == answers
-        assert len(store.runs()) == 8
+        runs = store.runs()
+        # the rerun's runs asked nothing: recorded as such (issue 28), not as four more "complete" runs
+        assert list(runs["status"]) == ["complete"] * 4 + ["nothing to ask"] * 4
+        assert all(json.loads(c)["audit"]["model"] in ("Alpha", "Beta") for c in runs["config_json"])
+    assert again.output.count("(nothing to ask: every answer was in the study)") == 4
 
 
 def test_summary_json_has_each_probe(tmp_path: Path) -> None:
