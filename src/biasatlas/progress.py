@@ -151,7 +151,7 @@ class TimedLines:
         counts = self.read()
         self.write(run_line(self.label, counts, self.clock() - self.started))
         if self.audit is not None:
-            self.audit.live = counts.done
+            self.audit.live = max(self.audit.live, counts.done)  # a second step (stories: extraction) restarts at 0
             self.write(self.audit.line())
 
     def _loop(self) -> None:
