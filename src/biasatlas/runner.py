@@ -10,7 +10,6 @@ a SIGKILL loses none of them (one that arrived but was not yet committed is aske
 from __future__ import annotations
 
 import contextlib
-import itertools
 import platform
 import queue
 import threading
@@ -24,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from biasatlas import __version__
 from biasatlas.backends.base import Backend, BackendStopped, run_requests
-from biasatlas.planning import CHUNK, Plan
+from biasatlas.planning import Plan, anything_to_ask
 from biasatlas.progress import CURRENT_AUDIT, Counts, TimedLines
 from biasatlas.records import GenerationSettings, Prompt, Request, Response
 from biasatlas.store import Store
@@ -202,19 +201,6 @@ class _PlanChunk:
     keys: list[str]
 
 
-def _anything_to_ask(prompts: Sequence[Prompt], settings: GenerationSettings, samples: int, backend_id: str,
-                     store: Store) -> bool:
-    """Whether any prompt x sample of the plan lacks a stored answer (keyed a chunk at a time, stopping at the
-    first chunk with one missing: the price of a fully cached plan is keying it once, ~15 µs a request)."""
-    keys = (Request(prompt=p, settings=settings, sample_index=s).cache_key(backend_id)
-            for p in prompts for s in range(samples))
-    while chunk := list(itertools.islice(keys, CHUNK)):
-        unique = set(chunk)
-        if len(store.cached_keys(unique)) < len(unique):
-            return True
-    return False
-
-
 def build_requests(
     prompts: Sequence[Prompt], settings: GenerationSettings, samples: int = 1
 ) -> list[Request]:
@@ -274,7 +260,8 @@ def _run_plan(
 ) -> RunTotals:
     started = time.perf_counter()
     probe = prompts[0].probe if prompts else "none"
-    if getattr(backend, "loaded", True) is False and _anything_to_ask(prompts, settings, samples, backend.id, store):
+    unloaded = getattr(backend, "loaded", True) is False
+    if unloaded and anything_to_ask(prompts, settings, samples, backend.id, store.cached_keys):
         # Loaded before the run is recorded: a model that cannot load fails as it did when opened, and the
         # record describes the loaded model. A run with nothing to ask leaves it unloaded.
         cast(Any, backend).load()
