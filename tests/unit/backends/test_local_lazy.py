@@ -129,3 +129,11 @@ def test_a_model_that_cannot_load_fails_before_its_run_is_recorded(tmp_path: Pat
     assert code == 2 and REFUSED in output
     with Store(study) as store:
         assert list(store.runs()["status"]) == ["complete"]
+
+
+def test_the_file_types_named_without_gguf_are_the_librarys_names() -> None:
+    import gguf
+
+    from biasatlas.backends.local.backend import FILE_TYPES
+
+    assert {v: gguf.LlamaFileType(v).name.removeprefix("MOSTLY_") for v in FILE_TYPES} == FILE_TYPES

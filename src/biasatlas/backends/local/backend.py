@@ -74,13 +74,22 @@ def _gguf_file_type(path: Path) -> int | None:
     return None
 
 
+#: ``gguf.LlamaFileType`` names (``MOSTLY_`` dropped) of the common types, so that describing a model (every run,
+#: also one with nothing to ask) does not import gguf and numpy (~0.5 s); the test pins them to the library's
+FILE_TYPES = {0: "ALL_F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
+              11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S", 17: "Q5_K_M",
+              18: "Q6_K", 32: "BF16"}
+
+
 def gguf_quantization(path: Path) -> str | None:
     """The quantisation type a GGUF file declares (``general.file_type``, e.g. ``Q4_1``), if known."""
     try:
         value = _gguf_file_type(path)
         if value is None:
             return None
-        import gguf
+        if value in FILE_TYPES:
+            return FILE_TYPES[value]
+        import gguf  # a rarer type: the library's own name for it
 
         return str(gguf.LlamaFileType(value).name).removeprefix("MOSTLY_")
     except (OSError, ValueError, KeyError, ImportError, struct.error):
