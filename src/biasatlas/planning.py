@@ -15,6 +15,7 @@ intended). Keying a chunk twice (an interrupt in the middle of one) records it t
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 
 from biasatlas.records import GenerationSettings, Prompt, Request
@@ -94,3 +95,17 @@ class Plan:
                 fresh.append(request)
         self._next = stop
         return fresh
+
+
+def anything_to_ask(prompts: Sequence[Prompt], settings: GenerationSettings, samples: int, backend_id: str,
+                    cached_keys: Callable[[set[str]], set[str]]) -> bool:
+    """Whether any prompt x sample lacks a stored answer (``cached_keys``: the study's answered subset), keyed a
+    chunk at a time, stopping at the first chunk with one missing: a fully cached plan is keyed once more
+    (~15 µs a request), which lets a run leave a lazily loaded model unloaded."""
+    keys = (Request(prompt=p, settings=settings, sample_index=s).cache_key(backend_id)
+            for p in prompts for s in range(samples))
+    while chunk := list(itertools.islice(keys, CHUNK)):
+        unique = set(chunk)
+        if len(cached_keys(unique)) < len(unique):
+            return True
+    return False

@@ -23,7 +23,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from biasatlas import __version__
 from biasatlas.backends.base import Backend, BackendStopped, run_requests
-from biasatlas.planning import Plan
+from biasatlas.planning import Plan, anything_to_ask
+from biasatlas.progress import CURRENT_AUDIT, Counts, TimedLines
 from biasatlas.records import GenerationSettings, Prompt, Request, Response
 from biasatlas.store import Store
 
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 COMMIT_EVERY = 256
 #: The longest an answer waits for its transaction once it has arrived (seconds).
 COMMIT_WITHIN_S = 0.02
+#: the status of a run whose every answer the study held already: it asked nothing (and loaded no model)
+NOTHING_TO_ASK = "nothing to ask"
 _STOP = object()
 
 
@@ -219,6 +222,7 @@ def run_plan(
     on_commit: Callable[[int, int], None] | None = None,
     commit_every: int = COMMIT_EVERY,
     commit_within_s: float = COMMIT_WITHIN_S,
+    progress_interval: float | None = None,
 ) -> RunTotals:
     """Ask ``backend`` every prompt × sample not already answered in ``store``.
 
@@ -229,13 +233,16 @@ def run_plan(
     they arrive (see the module's docstring), and ``on_commit(answered, failed)`` is called (from the
     writer thread) after each commit. A KeyboardInterrupt marks the run ``interrupted`` (keeping every
     answer) and propagates; a backend that raises :class:`BackendStopped` ends the run ``stopped`` with
-    ``info["stop_reason"]``. Re-running asks only what is missing.
+    ``info["stop_reason"]``. Re-running asks only what is missing; a run that finds every answer cached
+    is recorded as ``nothing to ask``, and a backend that loads its model lazily (local models) is not
+    loaded then. ``progress``: rich's bar on a terminal (stderr), else a plain line every
+    ``progress_interval`` seconds (:mod:`biasatlas.progress`).
     """
     from biasatlas.backends.http.bridge import quiet_gc  # asyncio: imported when a run starts
 
     with quiet_gc():  # a large plan allocates a lot: see quiet_gc
         return _run_plan(prompts, backend, store, settings, samples, config, progress, on_commit,
-                         commit_every, commit_within_s)
+                         commit_every, commit_within_s, progress_interval)
 
 
 def _run_plan(
@@ -249,9 +256,15 @@ def _run_plan(
     on_commit: Callable[[int, int], None] | None,
     commit_every: int,
     commit_within_s: float,
+    progress_interval: float | None,
 ) -> RunTotals:
     started = time.perf_counter()
     probe = prompts[0].probe if prompts else "none"
+    unloaded = getattr(backend, "loaded", True) is False
+    if unloaded and anything_to_ask(prompts, settings, samples, backend.id, store.cached_keys):
+        # Loaded before the run is recorded: a model that cannot load fails as it did when opened, and the
+        # record describes the loaded model. A run with nothing to ask leaves it unloaded.
+        cast(Any, backend).load()
     # Recorded with every run: the decoding settings, what the backend says about the model it
     # runs (weights digest or revision, dtype, quantisation; an HTTP server's URL, never its key)
     # and the library versions.
@@ -273,7 +286,12 @@ def _run_plan(
         TimeRemainingColumn(),
     )
     lazy = cast("LazyBackend", backend) if getattr(backend, "takes_requests_lazily", False) else None
-    with Progress(*columns, disable=not progress, transient=False) as bar, contextlib.ExitStack() as stack:
+    from rich.console import Console
+
+    err = Console(stderr=True)
+    on_terminal = err.is_terminal
+    with Progress(*columns, console=err, disable=not (progress and on_terminal), transient=False) as bar, \
+            contextlib.ExitStack() as stack:
         # The plan is recorded by the writer, a chunk at a time, each before any of its requests is asked;
         # the cache is read beside the writer, on a connection of its own (Store.key_reader).
         lookup = stack.enter_context(store.key_reader())
@@ -281,15 +299,28 @@ def _run_plan(
         plan = Plan(prompts, settings, samples, backend.id, lookup, writer.put_plan)
         task = bar.add_task(f"{probe} · {backend.id}", total=plan.planned, cached=0, new=0, failed=0)
         shown = (-1, -1, -1)
+        known = {"total": plan.planned, "cached": 0}  # the keyed plan's figures, as the runner's thread last saw them
 
         def show() -> None:  # acknowledged (committed) answers only; they change once per commit
             nonlocal shown
             now = (*writer.counts, plan.unkeyed)
             if now != shown:
                 if now[2] != shown[2]:  # a chunk keyed since: what is left to ask is known better
-                    bar.update(task, total=len(plan.todo) + plan.unkeyed, cached=plan.cached_count())
+                    known["cached"] = plan.cached_count()
+                    known["total"] = len(plan.todo) + plan.unkeyed + known["cached"]
+                    bar.update(task, total=len(plan.todo) + plan.unkeyed, cached=known["cached"])
                 new, failed, _ = shown = now
                 bar.update(task, completed=new + failed, new=new, failed=failed)
+
+        if progress and not on_terminal:  # a log file: a plain line every few seconds, from a thread of its own
+            def counts() -> Counts:
+                new, failed = writer.counts
+                return Counts(total=known["total"], cached=known["cached"], new=new, failed=failed)
+
+            ticker = TimedLines(f"{probe} · {backend.id}", counts, interval=progress_interval,
+                                audit=CURRENT_AUDIT.get())
+            stack.callback(ticker.stop)
+            ticker.start()
 
         answers: Iterable[Response] = ()
         try:
@@ -340,6 +371,8 @@ def _run_plan(
                 outcome = "interrupted"
             elif outcome == "done":
                 outcome = "complete_with_errors" if unanswered else "complete"
+                if outcome == "complete" and totals.cached == totals.planned and not writer.answered:
+                    outcome = NOTHING_TO_ASK
             totals.status = outcome
             run_stats = getattr(backend, "run_stats", None)
             if callable(run_stats):  # HTTP backends: token usage, cost, retries and failures by cause

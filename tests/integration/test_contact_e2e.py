@@ -58,15 +58,22 @@ def test_small_run(model: LocalBackend, tmp_path: Path, language: str, axis: str
     store.close()
 
 
-def test_cli_run_resume_summary_report(tmp_path: Path) -> None:
+def test_cli_run_resume_summary_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runner = CliRunner()
     study = tmp_path / "de-religion"
     args = ["run", "contact", "--model", "smollm2", "--lang", "de", "--axis", "religion", "--limit", "9",
             "--study", str(study)]
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
+
+    def no_load(self: LocalBackend) -> None:
+        raise AssertionError("a fully cached rerun loaded the model")
+
+    monkeypatch.setattr(LocalBackend, "_load", no_load)  # issue 28: a cached rerun loads nothing
     again = runner.invoke(app, args)
     assert again.exit_code == 0, again.output
+    assert "nothing to ask" in again.output
+    monkeypatch.undo()
     summary = runner.invoke(app, ["summary", "--study", str(study), "--json"])
     data = json.loads(summary.stdout)["contact"]
     assert data["last_run"]["planned"] == 9

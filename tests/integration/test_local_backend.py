@@ -61,6 +61,7 @@ def backend() -> Iterator[LocalBackend]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(converted.MAX_MB_ENV, "0")
         b = LocalBackend("smollm2", LocalOptions(batch_size=4))
+        b.load()  # now, with the copy off (a model from a file loads on first use)
     yield b
     b.close()
 
@@ -308,7 +309,8 @@ def test_the_converted_copy_answers_exactly_as_the_gguf_file(backend: LocalBacke
     from biasatlas.backends.local import converted
 
     folder = converted.converted_dir(embedded_model_path(), transformers.__version__)
-    kept = LocalBackend("smollm2", LocalOptions(batch_size=4))  # made by an earlier load, or now
+    kept = LocalBackend("smollm2", LocalOptions(batch_size=4))
+    kept.load()  # the copy was made by an earlier load, or is made now
     assert (folder / converted.DONE).is_file()
     try:
         backend.options = backend.options.model_copy(update={"reuse_prefix": True})  # (a test above turned it off)

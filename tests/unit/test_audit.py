@@ -223,9 +223,7 @@ def test_bad_input_one_line_before_anything_runs(tmp_path: Path, change: dict[st
     data = {**SMALL, **change}
     path = write(tmp_path, data, "my-audit.yaml")
     study = tmp_path / "study"
-    for extra in ([], ["--plan-only"]):
-        if extra and "no such GGUF file" in message:
-            continue  # plan-only says the id is unknown instead (see test_plan_only_unknown_model)
+    for extra in ([], ["--plan-only"]):  # plan-only refuses what the run refuses, with the same line (issue 28)
         line = one_line_error(runner.invoke(app, ["audit", str(path), "--study", str(study), *extra]))
         assert f"{path}: " in line
         assert message in line
@@ -289,10 +287,11 @@ def test_plan_only_tokens_and_cost(tmp_path: Path) -> None:
 
 
 def test_plan_only_unknown_model(tmp_path: Path) -> None:
+    # the run refuses a model it cannot open, so plan-only does too (it used to plan it with a note, exit 0)
     data = {**SMALL, "models": [{"name": "Gone", "model": "nosuch.gguf"}]}
-    plan = plan_json(write(tmp_path, data), tmp_path / "s")
-    assert plan["cells"][0]["cached"] is None and plan["cells"][0]["to_ask"] is None
-    assert any(n.startswith("Gone: already cached unknown: no such GGUF file") for n in plan["notes"])
+    path = write(tmp_path, data)
+    line = one_line_error(runner.invoke(app, ["audit", str(path), "--study", str(tmp_path / "s"), "--plan-only"]))
+    assert line == f"error: {path}: models[0].model: no such GGUF file: {tmp_path / 'nosuch.gguf'}"
 
 
 # ---- runs ---------------------------------------------------------------------------------------
@@ -316,7 +315,11 @@ def test_run_resume_tags_and_plan_after(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output
     with Store(study) as store:
         assert store.response_count() == answers
-        assert len(store.runs()) == 8
+        runs = store.runs()
+        # the rerun's runs asked nothing: recorded as such (issue 28), not as four more "complete" runs
+        assert list(runs["status"]) == ["complete"] * 4 + ["nothing to ask"] * 4
+        assert all(json.loads(c)["audit"]["model"] in ("Alpha", "Beta") for c in runs["config_json"])
+    assert again.output.count("(nothing to ask: every answer was in the study)") == 4
 
 
 def test_summary_json_has_each_probe(tmp_path: Path) -> None:

@@ -3,11 +3,11 @@ requests are released, the rest recorded by ``finish`` after an interrupt, cache
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pytest
 
-from biasatlas.planning import Plan
+from biasatlas.planning import Plan, anything_to_ask
 from biasatlas.records import GenerationSettings, Message, Prompt, Request
 
 BACKEND = "fake:plan"
@@ -130,3 +130,25 @@ def test_an_empty_plan() -> None:
     rec = Recorder()
     plan = Plan([], GenerationSettings(), 1, BACKEND, rec.lookup, rec.on_chunk)
     assert list(plan.pending()) == [] and plan.keyed and plan.cached_count() == 0 and not rec.recorded
+
+
+def test_anything_to_ask_stops_at_the_first_chunk_with_a_missing_answer() -> None:
+    settings = GenerationSettings()
+    prompts = _prompts(f"Q{i}" for i in range(600))  # three chunks of 256 keys
+    keys = [Request(prompt=p, settings=settings, sample_index=s).cache_key("fake:x") for p in prompts for s in (0, 1)]
+    asked: list[int] = []
+
+    def cached(stored: set[str]) -> Callable[[set[str]], set[str]]:
+        def lookup(wanted: set[str]) -> set[str]:
+            asked.append(len(wanted))
+            return wanted & stored
+        return lookup
+
+    assert anything_to_ask(prompts, settings, 2, "fake:x", cached(set(keys))) is False
+    assert sum(asked) == len(keys) == 1200  # every key looked up once
+    asked.clear()
+    assert anything_to_ask(prompts, settings, 2, "fake:x", cached(set(keys[:-1]))) is True  # the last one missing
+    asked.clear()
+    assert anything_to_ask(prompts, settings, 2, "fake:x", cached(set(keys[1:]))) is True  # the first one missing
+    assert len(asked) == 1  # found in the first chunk: the rest is not keyed
+    assert anything_to_ask(prompts, settings, 2, "fake:y", cached(set(keys))) is True  # another model's answers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -465,3 +466,44 @@ def test_an_interrupt_stops_a_backend_looping_in_its_own_thread_before_the_plan_
         assert items == 500
     finally:
         backend.close()
+
+
+def test_a_rerun_that_finds_every_answer_is_recorded_as_nothing_to_ask(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    assert run_plan(_prompts(5), FakeBackend(), store, GenerationSettings(), progress=False).status == "complete"
+    again = run_plan(_prompts(5), FakeBackend(), store, GenerationSettings(), progress=False)
+    assert (again.status, again.planned, again.cached, again.new) == ("nothing to ask", 5, 5, 0)
+    assert list(store.runs()["status"]) == ["complete", "nothing to ask"]
+    partly = run_plan(_prompts(6), FakeBackend(), store, GenerationSettings(), progress=False)
+    assert (partly.status, partly.new) == ("complete", 1)  # one question was asked: an ordinary run
+
+
+class _Unloaded(FakeBackend):
+    """A backend that loads its model only when asked to (as a local model does)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loaded = False
+
+    def load(self) -> None:
+        self.loaded = True
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": "fake", "loaded": self.loaded}
+
+
+def test_a_lazily_loading_backend_is_loaded_before_its_run_is_recorded_only_when_something_is_asked(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path)
+    first = _Unloaded()
+    run_plan(_prompts(300), first, store, GenerationSettings(), progress=False)  # more than one chunk of keys
+    assert first.loaded
+    cached = _Unloaded()
+    assert run_plan(_prompts(300), cached, store, GenerationSettings(), progress=False).status == "nothing to ask"
+    assert not cached.loaded and cached.calls == []
+    one_more = _Unloaded()
+    run_plan(_prompts(301), one_more, store, GenerationSettings(), progress=False)  # the missing one is last
+    assert one_more.loaded and len(one_more.calls) == 1
+    configs = [json.loads(c)["backend"]["loaded"] for c in store.runs()["config_json"]]
+    assert configs == [True, False, True]  # each record describes the backend as it ran

@@ -139,9 +139,31 @@ def run_cells(
     progress: bool = False,
     on_cell: Callable[[int, Cell], None] | None = None,
     on_totals: Callable[[RunTotals], None] | None = None,
+    planned: Sequence[int] | None = None,
 ) -> AuditRun:
     """Run every cell into ``study``, model by model. A model whose run stopped (its backend kept failing)
-    has its remaining cells skipped. KeyboardInterrupt propagates after the runs made so far are tagged."""
+    has its remaining cells skipped. KeyboardInterrupt propagates after the runs made so far are tagged.
+    ``planned`` (requests of each cell's plan): with ``progress``, each progress line off a terminal is
+    followed by one for the whole audit (:class:`biasatlas.progress.AuditProgress`)."""
+    from biasatlas.progress import CURRENT_AUDIT, AuditProgress
+
+    tracker = AuditProgress(list(planned)) if progress and planned is not None else None
+    token = CURRENT_AUDIT.set(tracker)
+    try:
+        return _run_cells(cells, study, audit_file, progress, on_cell, on_totals, tracker)
+    finally:
+        CURRENT_AUDIT.reset(token)
+
+
+def _run_cells(
+    cells: Sequence[Cell],
+    study: Path,
+    audit_file: Path,
+    progress: bool,
+    on_cell: Callable[[int, Cell], None] | None,
+    on_totals: Callable[[RunTotals], None] | None,
+    tracker: Any,
+) -> AuditRun:
     result = AuditRun()
     audit_record: dict[str, Any] = {"file": str(audit_file)}
     title = audit_title(audit_file)
@@ -160,12 +182,16 @@ def run_cells(
                     continue
                 if on_cell is not None:
                     on_cell(index, cell)
+                if tracker is not None:
+                    tracker.start_cell(index)
                 before = last_run_id(study)
                 try:
                     steps = cell.probe.run(cell.config, options, study, progress=progress, on_totals=on_totals)
                 finally:
                     tag_runs(study, before, options.backend_id, name, {**audit_record, "model": name})
                 result.totals.extend(steps)
+                if tracker is not None:
+                    tracker.finish_cell(index)
                 stopped = any(t.status == "stopped" for t in steps)
         finally:
             options.close()

@@ -110,6 +110,12 @@ def _local(spec: str, options: BackendOptions) -> tuple[str, Path]:
     return identify(replace(location, path=str(snapshot)), local_options).id, snapshot
 
 
+def check_model(options: BackendOptions) -> None:
+    """Raise the BackendError a run would raise opening this model (``--plan-only``): nothing is loaded, no server
+    is contacted (a server that is down, or a file that does not load, is found by the run)."""
+    model_info(options, tokens=False)
+
+
 def _http_id(options: BackendOptions) -> str:
     """An HTTP model's id: the backend is built without the server check, then closed."""
     settings = [s for s in options.http if not s.startswith("check=")]
@@ -120,31 +126,42 @@ def _http_id(options: BackendOptions) -> str:
         backend.close()
 
 
-def model_info(options: BackendOptions) -> ModelInfo:
-    """What the audit needs to know of a model before running it (a BackendError when it cannot be used)."""
+def _prices(options: BackendOptions) -> tuple[float | None, float | None]:
+    """USD per million prompt and completion tokens from the ``--http`` settings (checked by the run's opening)."""
+    from biasatlas.backends.openai_compat import OpenAIOptions, parse_settings
+
+    http = OpenAIOptions(**parse_settings(options.http))  # type: ignore[arg-type]
+    return http.price_prompt, http.price_completion
+
+
+def model_info(options: BackendOptions, *, tokens: bool = True) -> ModelInfo:
+    """What the audit needs to know of a model before running it (a BackendError when it cannot be used).
+
+    Every check the run makes when it opens the model is made, with its message, except those that need the
+    model loaded or its server reached; ``tokens=False`` skips finding a token counter (a check only).
+    """
     spec = options.model
     kind = spec.partition(":")[0]
-    price_prompt = price_completion = None
-    if options.http:
-        from biasatlas.backends.openai_compat import OpenAIOptions, parse_settings
+    info = ModelInfo(None, approximate_tokens, APPROXIMATION)
+    if options.http:  # a run refuses settings it cannot parse, whatever the model
+        from biasatlas.backends.openai_compat import parse_settings
 
-        http = OpenAIOptions(**parse_settings(options.http))  # type: ignore[arg-type]
-        price_prompt, price_completion = http.price_prompt, http.price_completion
-    info = ModelInfo(None, approximate_tokens, APPROXIMATION, price_prompt=price_prompt,
-                     price_completion=price_completion)
+        parse_settings(options.http)
     if kind in ("masked", "span"):
         info.id_note = "masked and span-filling models are named once loaded"
     elif kind == "fake":
         info.backend_id = f"fake:{spec.partition(':')[2] or 'default'}"
     elif kind == "openai":
-        info.backend_id = _http_id(options)
+        info.backend_id = _http_id(options)  # first: the run's own checks and messages (key, URL, settings)
+        if options.http:
+            info.price_prompt, info.price_completion = _prices(options)
     else:
         try:
             info.backend_id, where = _local(spec, options)
         except LookupError as exc:
             info.id_note = str(exc)
             return info
-        counter = _gguf_tokenizer(where) if where.suffix == ".gguf" else _tokenizer(where)
+        counter = None if not tokens else _gguf_tokenizer(where) if where.suffix == ".gguf" else _tokenizer(where)
         if counter is not None:
             info.count_tokens, info.tokens_by = counter, "the model's tokenizer"
     return info

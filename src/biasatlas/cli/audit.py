@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -15,6 +14,7 @@ from biasatlas.cli.common import (
     StudyOpt,
     check_study,
     console,
+    default_progress,
     fail,
     finish,
     interrupted,
@@ -24,6 +24,7 @@ from biasatlas.cli.common import (
 
 if TYPE_CHECKING:
     from biasatlas.audit import CellPlan, Plan
+    from biasatlas.audit.models import ModelInfo
 
 
 @app.command("audit")
@@ -39,7 +40,8 @@ def audit(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="With --plan-only: the plan as JSON on stdout.")] = False,
     progress: Annotated[
-        bool | None, typer.Option("--progress/--no-progress", help="Progress bars (default: on a terminal only).")
+        bool | None, typer.Option("--progress/--no-progress", help="Progress: bars on a terminal, else a line every "
+                                  "10 s for the run and one for the whole audit (default: on).")
     ] = None,
 ) -> None:
     """Run an audit file: every model x probe x language a run in the one study (resumable), then the report.
@@ -51,16 +53,16 @@ def audit(
     from biasatlas.probes.base import CLI_COMMAND
 
     CLI_COMMAND.set(resume_command())
-    check_study(study, write=not plan_only)
+    check_study(study, write=True)  # --plan-only too: it fails on what the run would fail on
     try:
         plan = plan_audit(file)
-        if plan_only:
-            _plan_only(plan, study, as_json)
-            return
-        check_models(plan.audit, strict=True)
+        infos, notes = check_models(plan.audit, strict=True)
     except AuditError as exc:
         fail(str(exc))
         raise
+    if plan_only:
+        _plan_only(plan, study, as_json, infos, notes)
+        return
     _run(plan, study, progress)
 
 
@@ -71,8 +73,7 @@ def _run(plan: Plan, study: Path, progress: bool | None) -> None:
     from biasatlas.probes.base import ProbeConfigError
     from biasatlas.store import StoreError
 
-    if progress is None:
-        progress = sys.stderr.isatty() or bool(os.environ.get("BIASATLAS_PROGRESS"))
+    progress = default_progress(progress)
     for note in plan.notes:
         console.print(f"[yellow]note[/]: {note}")
     seeds = len(plan.audit.seeds)
@@ -82,8 +83,10 @@ def _run(plan: Plan, study: Path, progress: bool | None) -> None:
         console.rule(f"[bold]{index + 1}/{count}[/] {cell.label(seeds)}")
 
     try:
+        planned = [len(prompts) * cell.probe.samples(cell.config) for cell, prompts in zip(plan.cells, plan.prompts,
+                                                                                          strict=True)]
         result = run_cells(plan.cells, study, audit_file=plan.audit.path, progress=progress, on_cell=on_cell,
-                           on_totals=print_totals)
+                           on_totals=print_totals, planned=planned)
     except (ProbeConfigError, BackendError, StoreError, StudyLockedError) as exc:
         fail(str(exc))
         raise
@@ -118,14 +121,19 @@ def _report(study: Path) -> bool:
     return True
 
 
-def _plan_only(plan: Plan, study: Path, as_json: bool) -> None:
-    from biasatlas.audit import check_models, estimate_cells, plan_totals
+def _plan_only(plan: Plan, study: Path, as_json: bool, infos: dict[str, ModelInfo], notes: list[str]) -> None:
+    from biasatlas.audit import estimate_cells, plan_totals
     from biasatlas.audit.estimate import power_notes
 
-    infos, notes = check_models(plan.audit, strict=False)
     rows = estimate_cells(plan.cells, plan.prompts, infos, study)
     totals = plan_totals(rows)
     notes = [*plan.notes, *notes]
+    unpriced = [model for model in dict.fromkeys(r.model for r in rows) if any(
+        r.cost_usd is None for r in rows if r.model == model)]
+    if unpriced:  # the total of the priced models (cost_usd_priced), and which models it leaves out
+        totals["unpriced_models"] = unpriced
+        notes.append(f"cost: no price given for {', '.join(unpriced)} (http settings price_prompt, price_completion)"
+                     + ("; the total is of the other models" if "cost_usd_priced" in totals else ""))
     tokenizers = {r.model: r.tokens_by for r in rows}
     notes.extend(f"{model}: tokens counted with {by}" for model, by in tokenizers.items())
     if any(r.seconds is None for r in rows):
@@ -145,6 +153,13 @@ def _fmt(value: Any, missing: str = "?") -> str:
     if isinstance(value, float):
         return f"{value:,.4f}" if value < 1 else f"{value:,.2f}"
     return f"{value:,}"
+
+
+def _cost_total(totals: dict[str, Any]) -> str:
+    """The cost total; where some models have no price, the priced models' total, marked (a note names the rest)."""
+    if totals["cost_usd"] is None and totals.get("cost_usd_priced") is not None:
+        return f"{_fmt(totals['cost_usd_priced'])} + unpriced"
+    return _fmt(totals["cost_usd"], "–")
 
 
 def _duration(seconds: float | None) -> str:
@@ -172,7 +187,7 @@ def _print_table(rows: list[CellPlan], totals: dict[str, Any], seeds: bool, note
                       _fmt(r.completion_tokens), _fmt(r.cost_usd, "–"), _duration(r.seconds))
     table.add_row("total", "", "", *([""] if seeds else []), "", _fmt(totals["prompts"]), _fmt(totals["requests"]),
                   _fmt(totals["cached"]), _fmt(totals["to_ask"]), _fmt(totals["prompt_tokens"]),
-                  _fmt(totals["completion_tokens"]), _fmt(totals["cost_usd"], "–"), _duration(totals["seconds"]),
+                  _fmt(totals["completion_tokens"]), _cost_total(totals), _duration(totals["seconds"]),
                   style="bold")
     out = Console(width=max(Console().width, 160))
     out.print(table)

@@ -21,7 +21,7 @@ from biasatlas.backends.options import BackendOptions
 from biasatlas.cli.options import RunOptions
 from biasatlas.lock import StudyLockedError
 from biasatlas.records import GenerationSettings, Prompt
-from biasatlas.runner import RunTotals, run_plan
+from biasatlas.runner import NOTHING_TO_ASK, RunTotals, run_plan
 from biasatlas.store import Store, StoreError
 
 console = Console(stderr=True, soft_wrap=True)  # one error line stays one line when piped
@@ -129,10 +129,14 @@ def show_warning(message: Warning | str, category: type[Warning], filename: str,
 
 
 def show_progress(opts: RunOptions) -> bool:
-    """--progress/--no-progress if given, else on a terminal (or with BIASATLAS_PROGRESS set)."""
-    if opts.progress is not None:
-        return opts.progress
-    return sys.stderr.isatty() or bool(os.environ.get("BIASATLAS_PROGRESS"))
+    """--progress/--no-progress if given, else on: rich's bar on a terminal, a timed line off one
+    (``biasatlas.progress``: a log file shows how a long run is going)."""
+    return default_progress(opts.progress)
+
+
+def default_progress(given: bool | None) -> bool:
+    """The --progress/--no-progress flag if given, else on (a bar on a terminal, else a line every 10 s)."""
+    return True if given is None else given
 
 
 def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunTotals]:
@@ -141,13 +145,16 @@ def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunT
     from biasatlas.probes.base import CLI_COMMAND, ProbeConfigError
 
     CLI_COMMAND.set(resume_command())
-    if not opts.plan_only:
-        check_study(opts.study, write=True)
+    check_study(opts.study, write=True)  # --plan-only too: it fails on what the run would fail on
     probe = load_probe(name)
     try:
         config = probe.config(**opts.probe_values(), **specific)
+        check_models(opts.backend, config)  # every model before anything is asked (a stories extractor too)
         if opts.plan_only:
-            print_plan(probe.plan_summary(probe.plan(config), config))
+            prompts = probe.plan(config)
+            if not prompts:  # the run's own check (Probe.run), word for word
+                raise ProbeConfigError("the plan is empty: nothing to ask (check the filters)")
+            print_plan(probe.plan_summary(prompts, config))
             return []
         from biasatlas.readers.step import check_reader, judge_step  # issue 27: the judge reader
 
@@ -170,6 +177,18 @@ def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunT
         interrupted(opts.study)
     finish(totals)
     return totals
+
+
+def check_models(backend: BackendOptions, config: Any) -> None:
+    """What a run checks when it opens its models (the model, and a stories run's extractors), without loading
+    one or contacting a server: the run's BackendError, with its message (``audit.models.check_model``)."""
+    from biasatlas.audit.models import check_model
+
+    specs = [backend.model]
+    if getattr(config, "extract", False):  # stories: the extraction step opens each extractor
+        specs.extend(getattr(config, "extractors", None) or [])
+    for spec in dict.fromkeys(specs):
+        check_model(backend if spec == backend.model else backend.model_copy(update={"model": spec}))
 
 
 class _NotedOptions(BackendOptions):
@@ -260,8 +279,9 @@ def interrupted(study: Path) -> None:
 
 def print_totals(totals: RunTotals) -> None:
     """One line of totals after a run, with HTTP usage and notes."""
+    nothing = " (nothing to ask: every answer was in the study)" if totals.status == NOTHING_TO_ASK else ""
     console.print(
-        f"run {totals.run_id}: planned {totals.planned}, cached {totals.cached}, new {totals.new}, "
+        f"run {totals.run_id}{nothing}: planned {totals.planned}, cached {totals.cached}, new {totals.new}, "
         f"failed {totals.failed}, pending {totals.pending} in {totals.seconds:.1f} s"
     )
     if totals.info.get("http"):
@@ -295,8 +315,7 @@ def execute(
 
     if not prompts:
         fail("the plan is empty: nothing to ask (check the filters)")
-    if progress is None:
-        progress = sys.stderr.isatty() or bool(os.environ.get("BIASATLAS_PROGRESS"))
+    progress = default_progress(progress)
     check_study(study, write=True)
     store: Store | None = None
     try:

@@ -191,7 +191,8 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "progress": (
         Annotated[
             bool | None,
-            typer.Option("--progress/--no-progress", help="Progress bar (default: on a terminal only)."),
+            typer.Option("--progress/--no-progress", help="Progress: a bar on a terminal, else a line every "
+                                                 "10 s (default: on)."),
         ],
         None,
     ),

@@ -7,6 +7,9 @@ from typing import Any
 
 from biasatlas.store import Store
 
+#: run statuses with nothing left to ask ("nothing to ask": a rerun that found every answer cached, runner.py)
+DONE = ("complete", "nothing to ask")
+
 
 def unfinished_runs(store: Store) -> list[dict[str, Any]]:
     """Per probe and backend, the newest run if it did not answer everything, with what is still missing.
@@ -31,7 +34,7 @@ def unfinished_runs(store: Store) -> list[dict[str, Any]]:
         if row["finished_at"] is None:  # never finished: the store's count covers what it had not recorded
             planned = int(totals.get("planned") or planned)
             answered = int(totals.get("cached") or 0) + int(totals.get("new") or 0)
-        if row["status"] == "complete" and planned == answered:
+        if row["status"] in DONE and planned == answered:
             continue
         config = json.loads(row["config_json"] or "{}")
         info = totals.get("info") or {}
@@ -47,7 +50,7 @@ def unfinished_runs(store: Store) -> list[dict[str, Any]]:
             "writer": info.get("writer"),
             "resume": config.get("command"),
         })
-    return [r for r in out if r["pending"] > 0 or r["status"] != "complete"]
+    return [r for r in out if r["pending"] > 0 or r["status"] not in DONE]
 
 
 def unfinished_line(run: dict[str, Any]) -> str:

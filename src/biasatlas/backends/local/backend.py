@@ -74,13 +74,22 @@ def _gguf_file_type(path: Path) -> int | None:
     return None
 
 
+#: ``gguf.LlamaFileType`` names (``MOSTLY_`` dropped) of the common types, so that describing a model (every run,
+#: also one with nothing to ask) does not import gguf and numpy (~0.5 s); the test pins them to the library's
+FILE_TYPES = {0: "ALL_F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
+              11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S", 17: "Q5_K_M",
+              18: "Q6_K", 32: "BF16"}
+
+
 def gguf_quantization(path: Path) -> str | None:
     """The quantisation type a GGUF file declares (``general.file_type``, e.g. ``Q4_1``), if known."""
     try:
         value = _gguf_file_type(path)
         if value is None:
             return None
-        import gguf
+        if value in FILE_TYPES:
+            return FILE_TYPES[value]
+        import gguf  # a rarer type: the library's own name for it
 
         return str(gguf.LlamaFileType(value).name).removeprefix("MOSTLY_")
     except (OSError, ValueError, KeyError, ImportError, struct.error):
@@ -93,7 +102,16 @@ class LocalBackend(GenerateMixin, ChoiceMixin):
     Its id names the model by content: ``local:NAME@DIGEST`` where DIGEST is the sha256 of the
     weights (GGUF file or model directory) or the hub snapshot's commit, then ``+lora:DIGEST`` for
     an adapter and ``#`` with any non-default dtype or choice normalisation (see ``identity``).
+
+    A model read from a file or directory is loaded only when it is first needed (a request to
+    answer, or its ``model``/``tokenizer``): its id is the content digest, known without loading, so a
+    run whose every answer is cached loads nothing (``load()`` loads it at once). A hub id is loaded
+    at once: which snapshot answers is known only once it is loaded (or downloaded).
     """
+
+    #: attributes that exist once the model is loaded: reading one before loads it (see __getattr__)
+    LOADED_ATTRIBUTES = frozenset({"torch", "tokenizer", "model", "device", "_revision", "_option_cache",
+                                   "_prefix_cache", "_can_reuse_prefix", "_stop_ids"})
 
     def __init__(self, spec: str, options: LocalOptions | None = None) -> None:
         require("local", "local models")
@@ -102,11 +120,26 @@ class LocalBackend(GenerateMixin, ChoiceMixin):
         self.location = locate(spec)
         if self.options.adapter and not Path(self.options.adapter).is_dir():
             raise BackendError(f"adapter directory not found: {self.options.adapter}")
-        self._load()
+        self.loaded = False
+        if self.location.is_hub_id:
+            self.load()
         self.identity = self._identify()
         self.id = self.identity.id
 
+    def __getattr__(self, name: str) -> Any:
+        # Called only for attributes not set yet: the loaded model's, on first use, load it.
+        if name in LocalBackend.LOADED_ATTRIBUTES and not self.__dict__.get("loaded", True):
+            self.load()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     # ---- loading ------------------------------------------------------------------------------
+    def load(self) -> None:
+        """Load the model now (once; a setup problem is a BackendError)."""
+        if not self.loaded:
+            self._load()
+            self.loaded = True
+
     def _load(self) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -179,12 +212,17 @@ class LocalBackend(GenerateMixin, ChoiceMixin):
 
     # ---- what a run records -------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        """The model's identity and settings, recorded in each run's config."""
+        """The model's identity and settings, recorded in each run's config.
+
+        Loading nothing: a model not loaded (a run whose answers were all cached) has no loaded dtype,
+        device or prefix reuse to report (None); its identity is the same.
+        """
         loc, ident, o = self.location, self.identity, self.options
+        loaded = self.loaded
         quantization: str | None = None
         if loc.gguf_file:
             quantization = gguf_quantization(Path(loc.path) / loc.gguf_file)
-        else:
+        elif loaded:
             qconfig = getattr(self.model.config, "quantization_config", None)
             if qconfig is not None:
                 method = qconfig.get("quant_method") if isinstance(qconfig, dict) else getattr(
@@ -201,12 +239,13 @@ class LocalBackend(GenerateMixin, ChoiceMixin):
             "adapter_digest": ident.adapter_digest,
             "quantization": quantization,  # of the file; transformers de-quantizes GGUF weights
             "dtype": o.dtype,
-            "loaded_dtype": str(getattr(self.model, "dtype", "")).removeprefix("torch.") or None,
-            "device": str(self.device),
+            "loaded_dtype": (str(getattr(self.model, "dtype", "")).removeprefix("torch.") or None) if loaded else None,
+            "device": str(self.device) if loaded else None,
             "batch_size": o.batch_size,
-            "reuse_prefix": o.reuse_prefix and self._can_reuse_prefix,
+            "reuse_prefix": (o.reuse_prefix and self._can_reuse_prefix) if loaded else None,
             "choice_norm": o.choice_norm,
         }
 
     def close(self) -> None:
-        self._prefix_cache.clear()
+        if self.loaded:
+            self._prefix_cache.clear()
