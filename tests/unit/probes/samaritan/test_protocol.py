@@ -28,7 +28,7 @@ def _units(prompts: list[Prompt]) -> dict[tuple[str, str, int], list[Prompt]]:
 
 def test_registered_under_its_name() -> None:
     assert load_probe("samaritan") is PROBE
-    assert PROBE.modes == ("generate",) and PROBE.languages == ("en", "de")
+    assert PROBE.modes == ("generate",) and PROBE.languages[:2] == ("en", "de") and len(PROBE.languages) == 12
 
 
 @pytest.mark.parametrize(
