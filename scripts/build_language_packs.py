@@ -129,7 +129,7 @@ def write_pack(code: str, mmhb_dir: Path | None) -> None:
         files.setdefault("samaritan_groups", "samaritan/groups.yaml")
     files.setdefault("reader_words", f"../../parsing/lexicon.{code}.yaml")
     if code in ISO3:  # en/de/is: the reader's labelled tables live in tests/unit/parsing (helper "rules")
-        files.setdefault("reader_tables", f"readers/{code}.yaml")
+        files.setdefault("reader_tables", "readers")
     manifest = {"language": code, "name": draft["name"], "grammar": draft.get("grammar", {}),
                 "default_actions": draft.get("default_actions", ["positive", "negative"]),
                 "files": files, "provenance": draft["provenance"]}
