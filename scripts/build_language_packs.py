@@ -127,7 +127,7 @@ def write_pack(code: str, mmhb_dir: Path | None) -> None:
         _dump(folder / "samaritan" / "groups.yaml", header, groups)
         files.setdefault("samaritan_scenarios", "samaritan/scenarios.yaml")
         files.setdefault("samaritan_groups", "samaritan/groups.yaml")
-    files.setdefault("reader_words", f"../../parsing/lexicon.{code}.yaml")
+    files.setdefault("reader_words", f"../../parsing/words_{code}.yaml")
     if code in ISO3:  # en/de/is: the reader's labelled tables live in tests/unit/parsing (helper "rules")
         files.setdefault("reader_tables", "readers")
     manifest = {"language": code, "name": draft["name"], "grammar": draft.get("grammar", {}),

@@ -22,7 +22,11 @@ HEDGE = "hedge"
 OPPOSITE = {AFFIRMATIVE: NEGATIVE, NEGATIVE: AFFIRMATIVE}
 
 # Words, with inner apostrophes ("don't", "i'd") and numbers ("50 50"); hyphens and slashes split.
-TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+")
+TOKEN = re.compile(
+    r"[\u3400-\u4dbf\u4e00-\u9fff]"  # a Han character is a token: Chinese is written without spaces
+    r"|(?:[^\W\d_\u3400-\u4dbf\u4e00-\u9fff]|[\u0900-\u0903\u093a-\u094f\u0951-\u0957\u0962\u0963])+"
+    r"(?:'[^\W\d_]+)*|\d+"  # Devanagari vowel signs are marks, not letters: they stay inside their word
+)
 
 
 @dataclass(frozen=True)
@@ -84,9 +88,22 @@ class Lexicon:
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    path = resources.files("biasatlas") / "data" / "parsing" / "lexicon.yaml"
-    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    folder = resources.files("biasatlas") / "data" / "parsing"
+    data: dict[str, Any] = yaml.safe_load((folder / "lexicon.yaml").read_text(encoding="utf-8"))
+    # word lists of further languages (language packs): words_<lang>.yaml in lexicon.yaml's shape
+    for file in sorted((f for f in folder.iterdir() if f.name.startswith("words_") and f.name.endswith(".yaml")),
+                       key=lambda f: f.name):
+        _merge(data, yaml.safe_load(file.read_text(encoding="utf-8")) or {})
     return data
+
+
+def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
+    """Add ``extra``'s tables to ``into``: mappings merge, lists extend; other values (provenance) are skipped."""
+    for key, value in extra.items():
+        if isinstance(value, dict):
+            _merge(into.setdefault(key, {}), value)
+        elif isinstance(value, list) and isinstance(into.get(key, []), list):
+            into[key] = [*into.get(key, []), *value]
 
 
 def scales() -> tuple[str, ...]:
