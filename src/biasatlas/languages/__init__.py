@@ -51,11 +51,12 @@ class Pack:
 
     @property
     def status(self) -> str:
-        """'reviewed', 'machine-drafted' or 'mixed', from the provenance rows."""
-        flags = {bool(row.get("native_speaker_reviewed")) for row in self.provenance}
-        if flags == {True}:
+        """'reviewed', or machine-drafted with the files that were reviewed (from the provenance rows)."""
+        reviewed = [str(row.get("file")) for row in self.provenance if row.get("native_speaker_reviewed")]
+        if self.provenance and len(reviewed) == len(self.provenance):
             return "reviewed"
-        return "mixed" if len(flags) == 2 else "machine-drafted (not reviewed by a native speaker)"
+        status = "machine-drafted, not reviewed by a native speaker"
+        return f"{status} (reviewed: {', '.join(reviewed)})" if reviewed else status
 
 
 def read_pack(folder: Path) -> Pack:

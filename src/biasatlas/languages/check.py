@@ -64,12 +64,19 @@ def _check_manifest(pack: Pack, report: Report) -> None:
 
 
 def _options_problem(scale: str, options: list[str]) -> str | None:
-    """Two options, different, and neither inside the other (a reader could not tell them apart)."""
+    """Two options, different, and neither's words inside the other's ("Mungkin" / "Tidak mungkin"):
+    the reader reads whole words, so "Probable" / "Improbable" are distinct."""
+    from biasatlas.parsing.lexicon import TOKEN
+
     if len(options) != 2:
         return f"scale {scale}: {len(options)} options (need 2)"
-    a, b = (o.casefold().strip() for o in options)
-    if not a or not b or a == b or a in b or b in a:
-        return f"scale {scale}: options {options} are not distinct (one contains the other)"
+    a, b = (tuple(TOKEN.findall(o.casefold())) for o in options)
+
+    def inside(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
+        return any(y[i : i + len(x)] == x for i in range(len(y) - len(x) + 1))
+
+    if not a or not b or inside(a, b) or inside(b, a):
+        return f"scale {scale}: options {options} are not distinct (one's words are inside the other)"
     return None
 
 
