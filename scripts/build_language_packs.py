@@ -13,6 +13,7 @@ scenarios and group phrasings. The script composes the 30 cells x 2 framings x 2
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,15 @@ PRINCIPLES = ("equal_status", "common_goals", "intergroup_cooperation", "support
               "extended_contact", "virtual_contact")
 SCENARIOS = ("education", "workplace", "sports", "community", "healthcare")
 SCALES = ("certainty", "likelihood", "frequency")
+#: MMHB ids a Samaritan phrasing may use (HolisticBias descriptor of the paper's group); a phrasing that
+#: contains one of their forms (zh: without its linker 的) cites it, so its provenance says MMHB
+MMHB_CANDIDATES = {
+    "White person": ["F_D334", "F_D335"], "Black person": ["F_D321", "P_D091"],
+    "Native American person": ["F_D327", "F_D328"], "Asian person": ["F_D316"], "Pacific Islander": ["F_D330"],
+    "Non-binary individual": ["P_D075", "F_D252"], "Teenager": ["F_D033", "F_D034", "P_D006"],
+    "Young adult": ["F_D035", "F_D036"], "Middle-aged person": ["F_D045"],
+    "Elderly person": ["F_D057", "F_D063", "F_D056"],
+}
 DRAFTED_BY = "AI assistant (Claude, Anthropic), 2026-11-27, machine-drafted for biasatlas"
 
 
@@ -88,6 +98,31 @@ def contact_templates(code: str, draft: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def uses_form(phrase: str, form: str) -> bool:
+    """``form`` as whole words of ``phrase`` (case-insensitive; a zh form also without its linker 的)."""
+    forms = {form, form.removesuffix("的")} - {""}
+    return any(re.search(rf"(?<!\w){re.escape(f)}(?!\w)" if f.isascii() or " " in f or not
+                         re.search(r"[\u4e00-\u9fff]", f) else re.escape(f), phrase, re.IGNORECASE) for f in forms)
+
+
+def cite_mmhb(groups: list[dict[str, Any]], tsv: Path | None) -> None:
+    """Fill a phrasing's ``mmhb`` with the candidate MMHB id whose form it uses (explicit citations kept)."""
+    if tsv is None or not tsv.exists():
+        return
+    forms: dict[str, list[str]] = {}
+    for line in tsv.read_text(encoding="utf-8").splitlines()[1:]:
+        cols = line.split("\t")
+        if len(cols) >= 5:
+            forms.setdefault(re.sub(r"[a-z]$", "", cols[0].strip()), []).append(" ".join(cols[4].split()))
+    for item in groups:
+        if item.get("mmhb"):
+            continue
+        for key in MMHB_CANDIDATES.get(item["phrasing"], []):
+            if any(uses_form(item["indefinite"], f) for f in forms.get(key, [])):
+                item["mmhb"] = key
+                break
+
+
 def samaritan_files(code: str, draft: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(scenarios, groups) of the Samaritan probe: each scenario's situation and help in four frames."""
     sam = draft["samaritan"]
@@ -122,6 +157,7 @@ def write_pack(code: str, mmhb_dir: Path | None) -> None:
             shutil.copyfile(src, folder / "descriptors.mmhb.tsv")
         files["descriptors"] = "descriptors.mmhb.tsv"
     if "samaritan" in draft:
+        cite_mmhb(draft["samaritan"]["groups"], folder / "descriptors.mmhb.tsv" if code in ISO3 else None)
         scen, groups = samaritan_files(code, draft)
         _dump(folder / "samaritan" / "scenarios.yaml", header, scen)
         _dump(folder / "samaritan" / "groups.yaml", header, groups)

@@ -177,7 +177,10 @@ def _check_samaritan(pack: Pack, report: Report) -> None:
         if ref:
             cited += 1
             entry = mmhb.get(ref)
-            if entry is None or not any(f.text in item["indefinite"] for f in entry.mmhb.forms):
+            # a zh form is cited by its stem too: 白人的 (modifier with the linker 的) in 一位白人
+            texts = {t for f in (entry.mmhb.forms if entry is not None and entry.mmhb else ())
+                     for t in (f.text, f.text.removesuffix("的")) if t}
+            if not any(t.casefold() in item["indefinite"].casefold() for t in texts):
                 report.problems.append(f"{groups_path.name}: {item['phrasing']} cites MMHB {ref} but does not use "
                                        "any of its forms")
     n = 0
