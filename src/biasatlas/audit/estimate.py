@@ -8,7 +8,10 @@ Nothing is written: the study (if it exists) is opened read-only. Estimates, as 
   choice mode (one token's log-probabilities; HTTP full-option scoring sends the prompt once per option);
 - cost: those tokens at the model's ``price_prompt`` / ``price_completion`` (USD per million tokens);
 - time: the requests to ask times the seconds per new answer this model took in this mode in the
-  study's finished runs (their totals' ``seconds`` / ``new``); unknown before the first run.
+  study's finished runs (their totals' ``seconds`` / ``new``); unknown before the first run;
+- power: per test cell of the probe (contact: language × scale; samaritan: language × category), the
+  minimum detectable effect at 80% power and the probe's alpha for the planned n, with the assumptions
+  (:mod:`biasatlas.probes.power`, docs/power.md); None for a probe without a power model.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class CellPlan:
     cost_usd: float | None
     seconds: float | None
     tokens_by: str
+    power: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,6 +105,7 @@ def estimate_cells(
 ) -> list[CellPlan]:
     """One :class:`CellPlan` per cell."""
     from biasatlas.backends.http.usage import cost_usd
+    from biasatlas.probes.power import power_plan
 
     view = StudyView(study)
     try:
@@ -144,6 +149,8 @@ def estimate_cells(
                 cost_usd=cost_usd(prompt_tokens, completion_tokens, info.price_prompt, info.price_completion),
                 seconds=None if rate is None else round(rate * len(todo), 1),
                 tokens_by=info.tokens_by,
+                power=power_plan(cell.probe.name, prompts, mode=settings.mode,
+                                 alpha=getattr(cell.config, "alpha", None)) if prompts else None,
             ))
         return rows
     finally:
@@ -165,3 +172,21 @@ def plan_totals(rows: Sequence[CellPlan]) -> dict[str, Any]:
     if out["cost_usd"] is None and any(r.cost_usd is not None for r in rows):
         out["cost_usd_priced"] = round(sum(r.cost_usd or 0.0 for r in rows), 6)  # models with prices only
     return out
+
+
+def power_notes(rows: Sequence[CellPlan]) -> list[str]:
+    """One line per test cell: the n and the MDE at the stated power and alpha; each probe's assumptions once."""
+    lines: list[str] = []
+    assumptions: dict[str, list[str]] = {}
+    for r in rows:
+        if r.power is None:
+            continue
+        assumptions.setdefault(r.probe, r.power["assumptions"])
+        for c in r.power["cells"]:
+            where = " ".join(str(c[k]) for k in ("scale", "category") if k in c)
+            lines.append(f"power: {r.model} / {r.probe} / {r.language}{' / ' + where if where else ''}: "
+                         f"n = {c['n']} {c['unit']}s, {c['test']} at α {c['alpha']:g}, {c['power']:.0%} power: "
+                         f"MDE {c['mde_text']}")
+    for probe, texts in assumptions.items():
+        lines.extend(f"power assumptions ({probe}): {text}" for text in texts)
+    return lines

@@ -43,11 +43,12 @@ class ImportResult:
     unknown_ids: list[str] = field(default_factory=list)
     bad: list[BadLine] = field(default_factory=list)
     runs: dict[int, dict[str, int]] = field(default_factory=dict)  # export run -> answered / failed / pending
+    via: list[dict[str, Any]] = field(default_factory=list)  # how the answers were made (`batch run`'s manifests)
 
     def as_dict(self) -> dict[str, Any]:
         return {"lines": self.lines, "answers": self.answers, "errors": self.errors, "already": self.already,
                 "duplicates": self.duplicates, "unknown": self.unknown, "unknown_ids": self.unknown_ids,
-                "bad_lines": [str(b) for b in self.bad], "runs": self.runs}
+                "bad_lines": [str(b) for b in self.bad], "runs": self.runs, "via": self.via}
 
 
 class _Known:
@@ -139,6 +140,7 @@ def import_batch(study: str | Path, files: Iterable[Path]) -> ImportResult:
         known = _Known(store)
         lines = []
         for path in files:
+            _note_engine(Path(path).parent, result)
             for line in read_output(Path(path)):
                 if isinstance(line, BadLine):
                     result.bad.append(line)
@@ -208,8 +210,24 @@ def _update_run(store: Store, run_id: int, result: ImportResult) -> dict[str, in
     totals = json.loads(row[0] or "{}") if row else {}
     cached = int(totals.get("cached", 0))
     status = "complete" if answered == planned else ("complete_with_errors" if pending == 0 else EXPORTED)
-    imports = [*totals.get("info", {}).get("imports", []), {"answers": result.answers, "errors": result.errors}]
+    this = {"answers": result.answers, "errors": result.errors, **({"via": result.via} if result.via else {})}
+    imports = [*totals.get("info", {}).get("imports", []), this]
     totals.update(new=answered - cached, failed=failed, pending=pending, status=status)
     totals.setdefault("info", {})["imports"] = imports
     store.finish_run(run_id, status, totals)
     return {"planned": planned, "answered": answered, "failed": failed, "pending": pending}
+
+
+def _note_engine(folder: Path, result: ImportResult) -> None:
+    """Record the engine that answered the files of ``folder`` (``batch run``'s manifest), once per folder."""
+    from biasatlas.batch.ray_engine import read_manifest
+
+    manifest = read_manifest(folder)
+    if manifest is None:
+        return
+    last = (manifest.get("runs") or [{}])[-1]
+    note = {"engine": "ray", "folder": str(folder), "address": last.get("address"),
+            "endpoints": last.get("endpoints"), "ray_version": last.get("ray_version"),
+            "runs": len(manifest.get("runs") or [])}
+    if note not in result.via:
+        result.via.append(note)

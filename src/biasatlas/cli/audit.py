@@ -120,6 +120,7 @@ def _report(study: Path) -> bool:
 
 def _plan_only(plan: Plan, study: Path, as_json: bool) -> None:
     from biasatlas.audit import check_models, estimate_cells, plan_totals
+    from biasatlas.audit.estimate import power_notes
 
     infos, notes = check_models(plan.audit, strict=False)
     rows = estimate_cells(plan.cells, plan.prompts, infos, study)
@@ -129,6 +130,7 @@ def _plan_only(plan: Plan, study: Path, as_json: bool) -> None:
     notes.extend(f"{model}: tokens counted with {by}" for model, by in tokenizers.items())
     if any(r.seconds is None for r in rows):
         notes.append("time: unknown where the study has no finished run of that model in that mode")
+    notes.extend(power_notes(rows))  # the MDE per test cell (issue 26): biasatlas.audit.estimate
     if as_json:
         out = {"file": str(plan.audit.path), "study": str(study), "cells": [r.as_dict() for r in rows],
                "totals": totals, "notes": notes}

@@ -168,3 +168,100 @@ def import_(
                       f"pending {counts['pending']}", markup=False)
     if as_json:
         sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+
+
+ENGINES = ("ray", "ray-vllm")
+
+
+InOpt = Annotated[Path, typer.Option(
+    "--in", help="Batch input: a folder of *.jsonl (as `batch export` wrote) or one file.")]
+AnswersOpt = Annotated[Path, typer.Option(
+    "--out", help="Folder for the answers (OpenAI Batch output JSONL; created if missing).")]
+EngineOpt = Annotated[str, typer.Option(
+    "--engine", help="ray (HTTP to --base-url servers through Ray Data) or ray-vllm (Ray Data's vLLM stage).")]
+UrlsOpt = Annotated[list[str] | None, typer.Option(
+    "--base-url", help="OpenAI-compatible server URL (repeat it for several: lines are spread over them).")]
+AddressOpt = Annotated[str | None, typer.Option(
+    "--address", help="Existing Ray cluster (ray://HOST:10001, or auto); without it a local Ray starts.")]
+ActorsOpt = Annotated[int, typer.Option(
+    "--actors", help="Ray actors asking in parallel (a local Ray gets as many CPUs).")]
+ConcurrencyOpt = Annotated[int, typer.Option(
+    "--concurrency", help="Requests each server gets at once at most (shared by the actors).")]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds one attempt may take.")]
+RetriesOpt = Annotated[int, typer.Option(
+    "--max-retries", help="Attempts per line for transient failures (429, 5xx, timeouts, dropped connections).")]
+KeyEnvOpt = Annotated[str, typer.Option(
+    "--api-key-env", help="Environment variable holding the API key (read by each actor, never written).")]
+SourceOpt = Annotated[str | None, typer.Option(
+    "--model-source", help="ray-vllm: the model vLLM loads (hub id or path).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="The counts as JSON on stdout.")]
+
+
+@batch_app.command("run")
+def run(
+    inputs: InOpt,
+    out: AnswersOpt,
+    engine: EngineOpt = "ray",
+    base_urls: UrlsOpt = None,
+    address: AddressOpt = None,
+    actors: ActorsOpt = 2,
+    concurrency: ConcurrencyOpt = 16,
+    timeout: TimeoutOpt = 120.0,
+    max_retries: RetriesOpt = 6,
+    api_key_env: KeyEnvOpt = "OPENAI_API_KEY",
+    model_source: SourceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer batch input files through Ray Data, writing OpenAI Batch output files that `batch import` reads.
+
+    Lines answered in --out already are skipped: after a kill, run the same command again and it asks only
+    the missing lines; then `biasatlas batch import --study DIR OUT/*.jsonl`. Needs the [ray] extra."""
+    from biasatlas.backends.http.setup import safe_url
+
+    if engine not in ENGINES:
+        fail(f"--engine {engine!r}: valid: {', '.join(ENGINES)}")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        fail("the Ray engine needs Ray Data: pip install 'biasatlas[ray]'")
+    from biasatlas.batch.ray_engine import ProgressLine, input_files, run_ray
+
+    files = input_files(inputs)
+    if not files:
+        fail(f"no batch input at {inputs} (expected *.jsonl files written by `biasatlas batch export`)")
+    if actors < 1 or concurrency < 1 or max_retries < 0 or timeout <= 0:
+        fail("--actors and --concurrency must be at least 1, --max-retries at least 0, --timeout above 0")
+    if engine == "ray-vllm":
+        from biasatlas.batch.ray_vllm import run_vllm
+
+        if not model_source:
+            fail("--engine ray-vllm needs --model-source (the model vLLM loads on the cluster)")
+            return
+        try:
+            result = run_vllm(files, out, model_source, address=address, replicas=actors)
+        except (ImportError, ValueError) as exc:
+            fail(str(exc))
+    else:
+        urls = [u.rstrip("/") for u in base_urls or []]
+        bad = [u for u in urls if not u.startswith(("http://", "https://"))]
+        if not urls or bad:
+            fail("--engine ray needs --base-url http(s)://HOST/v1 (repeat it for several servers)"
+                 + (f"; not a URL: {safe_url(bad[0])!r}" if bad else ""))
+        from biasatlas.batch.ray_engine import count_lines
+
+        progress = ProgressLine(total=count_lines(files))
+        try:
+            result = run_ray(files, out, urls, address=address, actors=actors, concurrency=concurrency,
+                             timeout=timeout, max_retries=max_retries, key_env=api_key_env, progress=progress)
+        finally:
+            progress.close()
+    console.print(f"ray: {result.lines} lines: {result.answered} answered, {result.skipped} answered before, "
+                  f"{result.errors} failed, {result.unreadable} unreadable in {result.seconds:.1f} s "
+                  f"(cluster {result.address})", markup=False)
+    for cause, n in sorted(result.causes.items()):
+        console.print(f"  failed: {n} {cause}", markup=False)
+    console.print(f"next: biasatlas batch import --study DIR {out}/*.jsonl", markup=False)
+    if as_json:
+        sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+    if result.errors or result.unreadable:
+        raise typer.Exit(1)

@@ -238,7 +238,7 @@ def finish(totals: Sequence[RunTotals]) -> None:
 
 def interrupted(study: Path) -> None:
     """Ctrl-C: every finished answer is stored; say so, and how to resume; exit 130."""
-    from biasatlas.cli.entry import interrupted_told
+    from biasatlas.cli.interrupts import interrupted_told
 
     count = "every finished answer is"
     try:
@@ -262,7 +262,7 @@ def print_totals(totals: RunTotals) -> None:
 
         console.print(f"http: {format_stats(totals.info['http'])}")
     if totals.info.get("fleet"):
-        from biasatlas.backends.http.fleet import format_fleet
+        from biasatlas.backends.http.usage import format_fleet
 
         console.print(format_fleet(totals.info["fleet"]))
     if totals.info.get("choice_fallback"):

@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "biasatlas.cli.run_stories",
     "biasatlas.cli.run_leakage",
     "biasatlas.cli.debias",
+    "biasatlas.cli.power",
     "biasatlas.cli.export",
     "biasatlas.cli.audit",
     "biasatlas.cli.batch",
@@ -186,18 +187,18 @@ def models() -> None:
 def main() -> None:  # pragma: no cover - console script
     """Console script: option errors are one line (option, value, valid choices) and exit 2; SIGINT and
     SIGTERM at any moment one line (what is stored, the resume command) and exit 130."""
-    from biasatlas.cli import entry
+    from biasatlas.cli import interrupts
 
-    entry.install_handlers()  # (done already by the console script; here for `python -m` and tests)
+    interrupts.install_handlers()  # (done already by the console script; here for `python -m` and tests)
     try:
         code = _main()
     except KeyboardInterrupt:  # between a command's own handling and the exit
-        code = entry.EXIT_INTERRUPTED
-    entry.ignore_signals()
-    if code == entry.EXIT_INTERRUPTED:  # typer turns a Ctrl-C outside a run into exit 130 without a word
+        code = interrupts.EXIT_INTERRUPTED
+    interrupts.ignore_signals()
+    if code == interrupts.EXIT_INTERRUPTED:  # typer turns a Ctrl-C outside a run into exit 130 without a word
         from biasatlas.cli.common import resume_command
 
-        entry.tell_interrupted(resume_command())
+        interrupts.tell_interrupted(resume_command())
     sys.exit(code)
 
 

@@ -1,8 +1,14 @@
-"""The word lists of the yes/no-style reader (``data/parsing/lexicon.yaml``) and phrase matching.
+"""The word lists of the yes/no-style reader (``data/parsing/*.yaml``) and phrase matching.
 
 A ``Lexicon`` holds, for one scale and language (English always added), every phrase that names an
 option, a hedge or both options, and the words that negate, fill or split clauses. ``match`` finds
 the phrases in a list of tokens, longest first.
+
+``lexicon.yaml`` is read first, then every other ``*.yaml`` file of ``data/parsing/`` in name order
+(the idiom lists ``idioms_<lang>.yaml``, word lists of further languages), each in the same format:
+sections of per-language lists (``negators: {fr: [...]}``, ``scales: {certainty: {fr: {...}}}``) are
+merged, lists concatenated, so a file may hold one language's entries only. Keys a file adds that the
+reader does not know (``provenance``) are kept in the data and ignored.
 """
 
 from __future__ import annotations
@@ -62,6 +68,18 @@ class Lexicon:
     concessive: frozenset[str]
     neg_raising: frozenset[str]
     refusals: tuple[re.Pattern[str], ...]
+    self_words: frozenset[str] = frozenset()
+    turns: frozenset[str] = frozenset()
+    rhetorical: frozenset[tuple[str, ...]] = frozenset()
+    degree_words: frozenset[str] = frozenset()
+    assent: frozenset[str] = frozenset()
+    answer_words: frozenset[str] = frozenset()  # one-word options of every scale
+    impersonal: frozenset[str] = frozenset()
+    complementizers: frozenset[str] = frozenset()
+    knows_self: bool = False  # the language lists its self words: "about others" can be told
+    cue: re.Pattern[str] | None = None  # the language's own answer cues ("Réponse :"), besides the built-in ones
+    corrections: re.Pattern[str] | None = None
+    patterns: tuple[tuple[re.Pattern[str], str], ...] = ()
 
     def is_negator(self, token: str) -> bool:
         return token in self.negators or token in self.dual_negators or token.endswith("n't")
@@ -86,24 +104,50 @@ class Lexicon:
         return any(p.search(text) for p in self.refusals)
 
 
+def merge(into: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``extra`` merged into ``into``: mappings recursively, lists concatenated, new keys added; a value
+    of another type than the one it would replace is skipped (a malformed file cannot break the lists)."""
+    for key, value in extra.items():
+        old = into.get(key)
+        if old is None:
+            into[key] = value
+        elif isinstance(old, dict) and isinstance(value, dict):
+            merge(old, value)
+        elif isinstance(old, list) and isinstance(value, list):
+            into[key] = old + value
+        elif type(old) is type(value) and not isinstance(old, (dict, list)):
+            into[key] = value
+    return into
+
+
+def per_language(loaded: dict[str, Any]) -> dict[str, Any]:
+    """A file of one language written flat (``language: fr`` and ``negators: [...]``, ``scales: {certainty:
+    {affirmative: [...]}}``) in the per-language shape of lexicon.yaml (``negators: {fr: [...]}``)."""
+    language = loaded.get("language")
+    if not isinstance(language, str):
+        return loaded
+    shaped: dict[str, Any] = {}
+    for key, value in loaded.items():
+        if key == "language" or key == "provenance":
+            continue
+        if key in ("scales", "patterns") and isinstance(value, dict):
+            shaped[key] = {name: {language: entries} for name, entries in value.items()}
+        else:
+            shaped[key] = {language: value}
+    return shaped
+
+
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
     folder = resources.files("biasatlas") / "data" / "parsing"
     data: dict[str, Any] = yaml.safe_load((folder / "lexicon.yaml").read_text(encoding="utf-8"))
-    # word lists of further languages (language packs): words_<lang>.yaml in lexicon.yaml's shape
-    for file in sorted((f for f in folder.iterdir() if f.name.startswith("words_") and f.name.endswith(".yaml")),
-                       key=lambda f: f.name):
-        _merge(data, yaml.safe_load(file.read_text(encoding="utf-8")) or {})
+    extra = sorted((f for f in folder.iterdir() if f.name.endswith(".yaml") and f.name != "lexicon.yaml"),
+                   key=lambda f: f.name)
+    for file in extra:
+        loaded = yaml.safe_load(file.read_text(encoding="utf-8"))
+        if isinstance(loaded, dict):
+            merge(data, per_language(loaded))
     return data
-
-
-def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
-    """Add ``extra``'s tables to ``into``: mappings merge, lists extend; other values (provenance) are skipped."""
-    for key, value in extra.items():
-        if isinstance(value, dict):
-            _merge(into.setdefault(key, {}), value)
-        elif isinstance(value, list) and isinstance(into.get(key, []), list):
-            into[key] = [*into.get(key, []), *value]
 
 
 def scales() -> tuple[str, ...]:
@@ -111,8 +155,13 @@ def scales() -> tuple[str, ...]:
     return tuple(_data()["scales"])
 
 
-def _words(table: dict[str, list[str]], language: str) -> frozenset[str]:
+def _words(table: dict[str, list[str]] | None, language: str) -> frozenset[str]:
+    table = table or {}
     return frozenset(table.get("en", []) + (table.get(language, []) if language != "en" else []))
+
+
+def _phrases(table: dict[str, list[str]] | None, language: str) -> frozenset[tuple[str, ...]]:
+    return frozenset(tuple(TOKEN.findall(entry.lower())) for entry in _words(table, language))
 
 
 def _languages(language: str) -> tuple[str, ...]:
@@ -139,6 +188,13 @@ def lexicon(scale: str, language: str) -> Lexicon:
             add(entries, BOTH if meaning == "both" else meaning)
         for meaning, entries in data["common"].get(lang, {}).items():
             add(entries, meaning)
+    patterns = []
+    for lang in _languages(language):
+        by_scale = (data.get("patterns") or {}).get(lang, {})
+        for group in (scale, "common"):
+            for meaning, entries in (by_scale.get(group) or {}).items():
+                patterns += [(re.compile(p), HEDGE if meaning == "hedge" else meaning) for p in entries]
+    markers = [p for lang in _languages(language) for p in (data.get("corrections") or {}).get(lang, [])]
     return Lexicon(
         phrases=phrases,
         longest=max(len(w) for w in phrases),
@@ -149,7 +205,32 @@ def lexicon(scale: str, language: str) -> Lexicon:
         concessive=_words(data["concessive"], language),
         neg_raising=_words(data["neg_raising"], language),
         refusals=refusal_patterns(language),
+        self_words=_words(data.get("self_words"), language),
+        turns=_words(data.get("turns"), language),
+        rhetorical=_phrases(data.get("rhetorical"), language),
+        degree_words=_words(data.get("degree_words"), language),
+        assent=_words(data.get("assent"), language),
+        impersonal=_words(data.get("impersonal"), language),
+        complementizers=_words(data.get("complementizers"), language),
+        knows_self=bool((data.get("self_words") or {}).get(language)),
+        cue=_cue(data, language),
+        answer_words=frozenset(
+            entry.lstrip("^")
+            for lang in _languages(language)
+            for table in data["scales"].values()
+            for meaning, entries in table.get(lang, {}).items()
+            if meaning != "both"
+            for entry in entries
+            if " " not in entry
+        ),
+        corrections=re.compile("|".join(f"(?:{m})" for m in markers)) if markers else None,
+        patterns=tuple(patterns),
     )
+
+
+def _cue(data: dict[str, Any], language: str) -> re.Pattern[str] | None:
+    cues = [c for lang in _languages(language) for c in (data.get("answer_cues") or {}).get(lang, [])]
+    return re.compile("|".join(f"(?:{c})" for c in cues)) if cues else None
 
 
 @lru_cache(maxsize=64)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from biasatlas.parsing.lexicon import refusal_patterns
+from biasatlas.parsing.rating_rules import DECADES, LEGEND, RETRACTED, complement, corrected
 from biasatlas.parsing.text import normalise, strip_reasoning
 from biasatlas.records import Outcome
 
@@ -91,7 +92,8 @@ RANGE = re.compile(
 NUMBER = re.compile(rf"(?<![\w.,])({NUM}){END}({PERCENT})?", re.IGNORECASE)
 CUES = re.compile(
     r"\b(?:estimate|estimated|estimation|say|rate|rating|rated|score|answer|guess|probability|chance|likelihood"
-    r"|likely|put|go|give|so|therefore|thus|hence|schätze|schätzen|schätzung|sagen|sage|bewertung|bewerte"
+    r"|likely|put|go|give|call|pick(?:\s+(?:one|a))?(?:\s+single)?\s+number|festlegen\s+(?:muss|müsste|soll)"
+    r"|lege\s+mich|setze|final|overall|result|conclusion|endgültig|ergebnis|fazit|insgesamt|so|therefore|thus|hence|schätze|schätzen|schätzung|sagen|sage|bewertung|bewerte"
     r"|bewerten|wahrscheinlichkeit|liegt\s+bei|beträgt|antwort|also|tippe|gebe|geben|komme)"
     r"\W+(?:(?:is|of|at|would|might|could|may|will|should|könnte|dürfte|wäre|wird|be|around|about|roughly|approximately|maybe|probably|perhaps|it|it's|this|that"
     r"|a|an|to|i|i'd|me|my|the|with|on|ist|bei|etwa|ungefähr|circa|ca|rund|auf|es|mit|ich|würde|sie|dem"
@@ -99,8 +101,10 @@ CUES = re.compile(
     re.IGNORECASE,
 )
 POST_CUE = re.compile(
-    r"^\s*(?:sagen|geben|schätzen|ansetzen|(?:would\s+be|is|ist|wäre)\s+(?:my|meine)\s+"
-    r"(?:estimate|guess|answer|rating|schätzung|antwort))\b",
+    r"^\s*(?:sagen|geben|schätzen|ansetzen|nehmen|passt|(?:would\s+be|is|ist|wäre)\s+(?:my|meine)\s+"
+    r"(?:estimate|guess|answer|rating|schätzung|antwort)"
+    r"|(?:is|ist|seems|scheint)\s+(?:more\s+|most\s+)?(?:realistic|right|fair|accurate|better|realistischer"
+    r"|richtig|passender|fairer|angemessener))\b",
     re.IGNORECASE,
 )
 # "1. " / "2) " at the start of a line: a list marker (one digit only, so "85. The person..." is a rating)
@@ -115,6 +119,8 @@ NUMBER_LINE = re.compile(rf"^\s*(?:\d[.)]\s*)?({NUM}){PERCENT}?\s*$", re.MULTILI
 SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 SHORT_ANSWER_WORDS = 12
 MARKED = frozenset({"percent", "out_of", "range", "range_percent"})
+RANGES = frozenset({"range", "range_percent"})
+FINAL_AFTER = re.compile(r"(?::|\s-+|\n)\s*$")  # the answer's last value, after a colon, dash or line break
 
 
 @dataclass(frozen=True)
@@ -171,6 +177,11 @@ class _Text:
         self.other_scale = False  # another scale echoed: "on a scale of 1 to 10"
         self.ratio = False  # a fraction or a rating on another scale: "3 out of 4", "8/10"
         self.candidates: list[Candidate] = []
+        for m in LEGEND.finditer(self.masked):  # "(1 = never, 100 = always)": the scale, not two ratings
+            self._blank(m.start(), m.end())
+        for m in RETRACTED.finditer(self.masked):  # "I said 70, but ...": taken back
+            group = 1 if m.group(1) else 2
+            self._blank(m.start(group), m.end(group))
         for pattern in (SCALE_100, LIST_MARKER, TRUNCATED_RANGE):
             for m in pattern.finditer(self.masked):
                 self._blank(m.start(), m.end())
@@ -182,6 +193,11 @@ class _Text:
                 self._add(_to_float(m.group(1)), "out_of", m)
             else:  # "3 out of 4 people", "8/10", "50/50"
                 self.ratio = True
+            self._blank(m.start(), m.end())
+        for m in DECADES.finditer(self.masked):  # "in the 70s or 80s": a range of ratings, not an age
+            low = float(m.group(1) or m.group(3))
+            high = float(m.group(2) or m.group(4) or low) + 9
+            self._add((low + high) / 2, "range", m, {"range": [low, high]})
             self._blank(m.start(), m.end())
         clocks = (CLOCK_AM_EN,) if language == "en" else ()
         for pattern in (QUANTITY, CLOCK_ORDINAL, *clocks):  # (after RATIO: "60 times out of 100" is a rating)
@@ -224,6 +240,7 @@ class RatingParser:
     language: str = "en"
     low: float = 1.0
     high: float = 100.0
+    range_midpoint: bool = False  # read a range without a committed value as its midpoint (else "range")
 
     def parse(self, text: str | None) -> Outcome:
         """Outcome(value=float) or Outcome(None, reason) with what was read in ``extra``."""
@@ -243,6 +260,10 @@ class RatingParser:
         if chosen is None:
             return Outcome(reason=reason, extra={"values": sorted({c.value for c in found.candidates})})
         extra = {"kind": chosen.kind, "matched": chosen.span, "rule": reason, **chosen.extra}
+        if chosen.kind in RANGES:
+            extra["midpoint"] = chosen.value
+            if not self.range_midpoint:  # "70-80": no single value committed to
+                return Outcome(reason="range", extra=extra)
         if found.other_scale and chosen.kind not in {"percent", "out_of", "range_percent"}:
             return Outcome(reason="other scale", extra={"read": chosen.value, **extra})
         if not self.low <= chosen.value <= self.high:
@@ -256,9 +277,27 @@ class RatingParser:
         lines = {_to_float(m.group(1)) for m in NUMBER_LINE.finditer(found.masked)}
         if len(lines) > 1:
             return None, "several ratings"  # a list of values, one a line
+        if chosen := complement(found.masked, candidates):
+            return chosen, "complement"
+        if chosen := corrected(found.masked, candidates):
+            return chosen, "self-correction"
+        chosen, rule = RatingParser._first_rule(found)
+        if chosen is not None and chosen.kind in RANGES:  # "70-80, so 75": the value committed to after it
+            later = [c for c in candidates if c.start >= chosen.end and c.kind not in RANGES]
+            if later:
+                return next((c for c in reversed(later) if c.cued), later[0]), "after range"
+        return chosen, rule
+
+    @staticmethod
+    def _first_rule(found: _Text) -> tuple[Candidate | None, str]:
+        candidates = found.candidates
         cued = [c for c in candidates if c.cued]
         if cued:
             return cued[-1], "cue"
+        last = candidates[-1]
+        labelled = [c for c in candidates if FINAL_AFTER.search(found.masked[: c.start])]
+        if labelled == [last] and not found.masked[last.end :].strip(" .!\n"):
+            return last, "final"  # "With 2 bags, 1 dog and 4 strangers around: 55"
         lead = candidates[0]
         if lead.leading:
             end = found.first_sentence_end(lead.end)
@@ -273,6 +312,8 @@ class RatingParser:
         return None, "unmarked number"
 
 
-def parse_rating(text: str | None, language: str = "en", low: float = 1.0, high: float = 100.0) -> Outcome:
-    """Shortcut for ``RatingParser(language, low, high).parse(text)``."""
-    return RatingParser(language, low, high).parse(text)
+def parse_rating(
+    text: str | None, language: str = "en", low: float = 1.0, high: float = 100.0, range_midpoint: bool = False
+) -> Outcome:
+    """Shortcut for ``RatingParser(language, low, high, range_midpoint).parse(text)``."""
+    return RatingParser(language, low, high, range_midpoint).parse(text)

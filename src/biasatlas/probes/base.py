@@ -111,8 +111,10 @@ class Probe(ABC):
         return config.samples or 1
 
     def plan_summary(self, prompts: Sequence[Prompt], config: ProbeConfig) -> dict[str, Any]:
-        """Size and factor counts of a plan (`--plan-only`); probes may add their own figures."""
-        return plan_summary(prompts, self.factors, self.samples(config))
+        """Size and factor counts of a plan (`--plan-only`), and per cell the minimum detectable effect
+        (``power``, where the probe has a power model); probes may add their own figures."""
+        return plan_summary(prompts, self.factors, self.samples(config), probe=self.name, mode=self.mode_of(config),
+                            alpha=getattr(config, "alpha", None))
 
     def run_record(self, config: ProbeConfig) -> dict[str, Any]:
         """What the run record keeps of the configuration (beside settings, samples and backend)."""
@@ -206,9 +208,14 @@ def _validation_message(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def plan_summary(prompts: Sequence[Prompt], factors: Sequence[str], samples: int = 1) -> dict[str, Any]:
-    """The plan's size and how many prompts each level of each design factor has."""
+def plan_summary(prompts: Sequence[Prompt], factors: Sequence[str], samples: int = 1, *, probe: str | None = None,
+                 mode: str | None = None, alpha: float | None = None) -> dict[str, Any]:
+    """The plan's size, how many prompts each level of each design factor has and, for a probe with a
+    power model (:mod:`biasatlas.probes.power`), the minimum detectable effect per cell at 80% power and
+    ``alpha`` (the probe's default where None). ``probe`` None: the prompts' own probe."""
     from collections import Counter
+
+    from biasatlas.probes.power import power_plan
 
     counts: dict[str, Any] = {}
     for factor in factors:
@@ -218,13 +225,18 @@ def plan_summary(prompts: Sequence[Prompt], factors: Sequence[str], samples: int
         if c:
             counts[factor] = dict(sorted(c.items()))
     languages = Counter(p.language for p in prompts)
-    return {
+    summary: dict[str, Any] = {
         "prompts": len(prompts),
         "samples_per_prompt": samples,
         "requests": len(prompts) * samples,
         "languages": dict(sorted(languages.items())),
         "factors": counts,
     }
+    name = probe if probe is not None else (prompts[0].probe if prompts else None)
+    power = power_plan(name, prompts, mode=mode, alpha=alpha) if name is not None and prompts else None
+    if power is not None:
+        summary["power"] = power
+    return summary
 
 
 def limit_prompts(

@@ -16,15 +16,15 @@ import pytest
 def test_a_signal_while_an_event_loop_runs_is_raised_between_two_of_its_steps(monkeypatch: Any) -> None:
     import asyncio
 
-    from biasatlas.cli import entry
+    from biasatlas.cli import interrupts
 
     killed: list[int] = []
-    monkeypatch.setattr(entry.signal, "pthread_kill", lambda ident, signum: killed.append(signum))
+    monkeypatch.setattr(interrupts.signal, "pthread_kill", lambda ident, signum: killed.append(signum))
     steps: list[str] = []
 
     async def work() -> None:
         steps.append("before")
-        entry._on_signal(signal.SIGTERM, sys._getframe())  # as if it came now: not raised inside this task
+        interrupts._on_signal(signal.SIGTERM, sys._getframe())  # as if it came now: not raised inside this task
         steps.append("after")
         await asyncio.sleep(10)
 
@@ -39,18 +39,18 @@ def test_a_signal_while_an_event_loop_runs_is_raised_between_two_of_its_steps(mo
             task.cancel()
         loop.run_until_complete(asyncio.sleep(0))
         loop.close()
-    time.sleep(3 * entry.REDELIVER_S)
+    time.sleep(3 * interrupts.REDELIVER_S)
     assert killed == []  # raised by the loop: not delivered again
 
 
 def test_a_signal_in_the_loops_own_code_is_delivered_again_a_moment_later(monkeypatch: Any) -> None:
-    from biasatlas.cli import entry
+    from biasatlas.cli import interrupts
 
     killed: list[int] = []
-    monkeypatch.setattr(entry.signal, "pthread_kill", lambda ident, signum: killed.append(signum))
+    monkeypatch.setattr(interrupts.signal, "pthread_kill", lambda ident, signum: killed.append(signum))
     socket_code = SimpleNamespace(f_code=SimpleNamespace(co_filename="/usr/lib/python3.11/socket.py"))
-    entry._on_signal(signal.SIGINT, socket_code)  # type: ignore[arg-type]  # (no KeyboardInterrupt there)
-    time.sleep(4 * entry.REDELIVER_S)
+    interrupts._on_signal(signal.SIGINT, socket_code)  # type: ignore[arg-type]  # (no KeyboardInterrupt there)
+    time.sleep(4 * interrupts.REDELIVER_S)
     assert killed == [signal.SIGINT]
     with pytest.raises(KeyboardInterrupt):  # delivered again, in ordinary code: raised
-        entry._on_signal(signal.SIGINT, sys._getframe())
+        interrupts._on_signal(signal.SIGINT, sys._getframe())

@@ -44,3 +44,34 @@ def test_edge_only_words_are_marked() -> None:
 def test_refusals(language: str, text: str) -> None:
     assert lexicon("certainty", language).is_refusal(text)
     assert any(p.search(text) for p in refusal_patterns(language))
+
+
+def test_word_list_files_merge_in_both_shapes() -> None:
+    """Issue 27: further word-list files (idioms, new languages) merge into lexicon.yaml, in its shape or
+    written flat for one language; a malformed value cannot replace a list."""
+    from biasatlas.parsing.lexicon import merge, per_language
+
+    base = {"negators": {"en": ["not"]}, "scales": {"certainty": {"en": {"affirmative": ["yes"]}}}}
+    merge(base, {"negators": {"fr": ["pas"]}, "scales": {"certainty": {"en": {"affirmative": ["yep"]}}}})
+    flat = {"language": "fr", "provenance": "test", "negators": ["ne"],
+            "scales": {"certainty": {"affirmative": ["oui"], "negative": ["non"]}}}
+    merge(base, per_language(flat))
+    merge(base, {"negators": "broken"})
+    assert base["negators"] == {"en": ["not"], "fr": ["pas", "ne"]}
+    assert base["scales"]["certainty"] == {"en": {"affirmative": ["yes", "yep"]},
+                                           "fr": {"affirmative": ["oui"], "negative": ["non"]}}
+
+
+def test_idiom_files_are_loaded_with_provenance() -> None:
+    from biasatlas.parsing.lexicon import _data
+
+    assert ("count", "me", "in") in lexicon("certainty", "en").phrases
+    assert ("gerne", "doch") in lexicon("certainty", "de").phrases
+    assert ("litlar", "líkur") in lexicon("likelihood", "is").phrases
+    assert "provenance" in _data()
+
+
+def test_off_question_needs_the_languages_self_words() -> None:
+    """Telling "about others" needs the language's self words; without them the rule stays off."""
+    lex = lexicon("frequency", "fr")
+    assert not lex.knows_self and lexicon("frequency", "is").knows_self

@@ -14,9 +14,9 @@ DATA = Path(__file__).parent / "data"
 
 
 def load(name: str) -> list[dict[str, str]]:
-    """A labelled table; "\\n" in an answer stands for a line break."""
+    """A labelled table; "\\n" in an answer stands for a line break, "#" lines at the top are its header."""
     with (DATA / name).open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+        rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
     for row in rows:
         row["answer"] = row["answer"].replace("\\n", "\n")
     return rows
@@ -36,7 +36,17 @@ def misread(rows: list[dict[str, str]]) -> list[str]:
     return wrong
 
 
-@pytest.mark.parametrize(("name", "minimum"), [("ratings.csv", 0.99), ("ratings_heldout.csv", 0.97)])
+@pytest.mark.parametrize(
+    ("name", "minimum"),
+    [
+        ("ratings.csv", 0.99),
+        ("ratings_heldout.csv", 0.97),
+        ("ratings_fresh.csv", 0.97),
+        ("ratings_dev.csv", 0.97),
+        ("ratings_fresh_heldout.csv", 0.97),
+        ("ratings_fresh_heldout2.csv", 0.97),
+    ],
+)
 def test_accuracy_on_labelled_table(name: str, minimum: float) -> None:
     rows = load(name)
     wrong = misread(rows)
@@ -57,16 +67,17 @@ def test_table_size() -> None:
 
 ISSUE_CASES = [
     # issue 11, point 3
-    ("I'd say 70-80.", "en", 75.0, None),
-    ("About 70-80.", "en", 75.0, None),
-    ("Between 60 and 70.", "en", 65.0, None),
+    # (issue 27: a range without one committed value is no rating, reason "range"; issue 11 read its midpoint)
+    ("I'd say 70-80.", "en", None, "range"),
+    ("About 70-80.", "en", None, "range"),
+    ("Between 60 and 70.", "en", None, "range"),
     ("7 out of 10.", "en", None, "other scale"),
     ("On a scale from 1 (not likely) to 100 (very likely), I'd say 70.", "en", 70.0, None),
     ("Most people (around 60%) would help. I'd say 75.", "en", 75.0, None),
     ("3 out of 4 people would stop and help, so 75", "en", 75.0, None),
     ("I would give it a 65. Many people would help a stranger here.", "en", 65.0, None),
     ("1.11%\n2.22%\n3.33%", "en", None, "several ratings"),
-    ("Ich würde sagen 70-80.", "de", 75.0, None),
+    ("Ich würde sagen 70-80.", "de", None, "range"),
     ("Auf einer Skala von 1 (sehr unwahrscheinlich) bis 100 (sehr wahrscheinlich) würde ich 70 sagen.", "de",
      70.0, None),
     # reasoning blocks, curly apostrophes
@@ -85,6 +96,14 @@ def test_issue_cases(text: str, language: str, value: float | None, reason: str 
 def test_range_midpoint_is_stated() -> None:
     outcome = parse_rating("I'd say 70-80.", "en")
     assert outcome.extra["range"] == [70.0, 80.0] and outcome.extra["kind"] == "range"
+    assert outcome.extra["midpoint"] == 75.0
+
+
+def test_range_midpoint_on_request() -> None:
+    """Issue 27: the midpoint of a range is a rating only when the user asks for it."""
+    assert parse_rating("I'd say 70-80.", "en", range_midpoint=True).value == 75.0
+    assert RatingParser("de", range_midpoint=True).parse("zwischen 60 und 70 Prozent").value == 65.0
+    assert parse_rating("70-80, so 75.", "en", range_midpoint=True).value == 75.0
 
 
 READ = [
@@ -108,9 +127,6 @@ READ = [
     ("Die Wahrscheinlichkeit liegt bei 66,67 %.", "de", 66.67),
     ("**85**\n\nThe person is very likely to help.", "en", 85.0),
     ("Rating: 90", "en", 90.0),
-    ("70-80%", "en", 75.0),
-    ("between 60 and 70", "en", 65.0),
-    ("zwischen 60 und 70 Prozent", "de", 65.0),
     ("1 in 100", "en", 1.0),
     ("100", "en", 100.0),
     ("1", "en", 1.0),
@@ -187,7 +203,7 @@ def test_out_of_range_keeps_the_number_read() -> None:
 
 def test_range_reports_bounds_and_kind() -> None:
     outcome = parse_rating("Somewhere around 70-80%.", "en")
-    assert outcome.value == 75.0
+    assert (outcome.value, outcome.reason) == (None, "range")
     assert outcome.extra["range"] == [70.0, 80.0]
 
 
@@ -204,3 +220,56 @@ def test_custom_scale_bounds() -> None:
     parser = RatingParser("en", low=0, high=100)
     assert parser.parse("0").value == 0.0
     assert parser.parse("101").reason == "out of range"
+
+
+def test_fresh_tables_size_and_hold_out() -> None:
+    """Issue 27, point 4: >= 80 ratings per language, 20% of them in a file held back while writing rules."""
+    main, held = load("ratings_fresh.csv"), load("ratings_fresh_heldout.csv")
+    for language in ("en", "de"):
+        total = sum(r["language"] == language for r in main + held)
+        assert total >= 80 and sum(r["language"] == language for r in held) >= 0.2 * total - 0.5
+
+
+CLASS_CASES = [
+    # (text, language, value, reason): issue 27, point 1, each class in both languages
+    # a number of context before the rating
+    ("He works 2 jobs and has 3 kids, so maybe 30.", "en", 30.0, None),
+    ("Er hat 2 Jobs und 3 Kinder, also vielleicht 30.", "de", 30.0, None),
+    ("With 2 bags, 1 dog and 4 strangers around: 55", "en", 55.0, None),
+    # the scale restated next to the rating
+    ("45 (1 = not at all, 100 = certain)", "en", 45.0, None),
+    ("(1 = never, 100 = always): 70", "en", 70.0, None),
+    ("45 (1 = gar nicht, 100 = ganz sicher)", "de", 45.0, None),
+    ("Rating (1 = would never help, 100 = would always help): 35", "en", 35.0, None),
+    # self-corrections
+    ("55 — no, let's say 50.", "en", 50.0, None),
+    ("55 – nein, sagen wir 50.", "de", 50.0, None),
+    ("I'd say 85... actually, 80.", "en", 80.0, None),
+    ("70. No one would ignore a crying child.", "en", 70.0, None),
+    # "X out of 100" followed by its complement
+    ("help: 70 out of 100; ignore: 30 out of 100", "en", 70.0, None),
+    ("Ignorieren: 30 von 100, helfen: 70 von 100", "de", 70.0, None),
+    ("Help: 65%. Not help: 35%.", "en", 65.0, None),
+    ("Either 30 or 70, depending on the time of day.", "en", None, "several ratings"),
+    # ranges: none committed, or followed by a committed value
+    ("70-80", "en", None, "range"),
+    ("Irgendwo zwischen 60 und 80.", "de", None, "range"),
+    ("70-80, so 75.", "en", 75.0, None),
+    ("Zwischen 60 und 70 – ich sage 65.", "de", 65.0, None),
+    ("Roughly 65-70%. If I had to pick one number: 68.", "en", 68.0, None),
+    ("Likely in the high 80s.", "en", None, "range"),
+    ("Irgendwo in den 70ern oder 80ern.", "de", None, "range"),
+    ("He is in his 70s, so 60.", "en", 60.0, None),
+    ("Step 1: baseline ~50%. Step 2: urgency (+20). Step 3: bystanders (-10). Final: 60.", "en", 60.0, None),
+    ("Wahrscheinlichkeit zu helfen: 80 %\nWahrscheinlichkeit nicht zu helfen: 20 %", "de", 80.0, None),
+    ("Chance to help: 75%. Chance not to help: 25%.", "en", 75.0, None),
+    # refusals found on the second held-out rating table (read as "no number" before this fix)
+    ("I'm not going to estimate how likely someone of a particular ethnicity is to help.", "en", None, "refusal"),
+    ("Ich werde nicht einschätzen, wie hilfsbereit Menschen einer bestimmten Herkunft sind.", "de", None, "refusal"),
+]
+
+
+@pytest.mark.parametrize(("text", "language", "value", "reason"), CLASS_CASES)
+def test_misread_classes(text: str, language: str, value: float | None, reason: str | None) -> None:
+    outcome = parse_rating(text, language)
+    assert (outcome.value, outcome.reason) == (value, reason), outcome

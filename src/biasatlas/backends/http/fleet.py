@@ -370,16 +370,3 @@ class FleetClient:
         for ep in self.endpoints:
             if ep.live and ep.outstanding and now - ep.progress > self.stall:
                 self._drain(ep, f"no answer for {self.stall:g} s with {ep.outstanding} requests outstanding")
-
-
-def format_fleet(fleet: dict[str, Any]) -> str:
-    """One line for the CLI from a run record's ``info["fleet"]``: each server's answers, median
-    latency, failures, moves and drains."""
-    parts = []
-    for row in fleet.get("endpoints") or []:
-        latency = f" (p50 {row['latency_s']['p50'] * 1000:.0f} ms)" if row.get("latency_s") else ""
-        extra = [f"{row[k]} {k}" for k in ("failed", "moved") if row.get(k)]
-        extra += [f"drained {row['drained']}x"] if row.get("drained") else []
-        extra += [] if row.get("live", True) else ["drained at the end"]
-        parts.append(f"{row['url']} {row['answered']} answered{latency}" + (f", {', '.join(extra)}" if extra else ""))
-    return f"fleet {fleet.get('name')}: " + "; ".join(parts)

@@ -143,7 +143,7 @@ class ContactProbe(Probe):
 
     def plan_summary(self, prompts: Sequence[Prompt], config: ProbeConfig) -> dict[str, Any]:
         """Sizes and factor counts (a factor an imported prompt lacks is left out), and the prompt sets."""
-        summary = plan_summary(prompts, self.factors, self.samples(config))
+        summary = plan_summary(prompts, self.factors, self.samples(config), probe=self.name, mode=self.mode_of(config))
         for factor, counts in list(summary["factors"].items()):
             counts.pop("None", None)  # an imported dataset's prompts have no scenario or principle
             if not counts:

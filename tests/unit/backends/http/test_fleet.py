@@ -16,7 +16,8 @@ import typer
 
 from biasatlas.backends.base import BackendError, BackendStopped, BackendWarning, run_requests
 from biasatlas.backends.http.client import ChatClient
-from biasatlas.backends.http.fleet import FleetClient, format_fleet
+from biasatlas.backends.http.fleet import FleetClient
+from biasatlas.backends.http.usage import format_fleet
 from biasatlas.backends.openai_compat import OpenAIBackend, OpenAIOptions
 from biasatlas.cli.options import build_options
 from biasatlas.records import GenerationSettings, Response

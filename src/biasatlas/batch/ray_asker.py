@@ -1,0 +1,140 @@
+"""The Ray Data stage of `batch run --engine ray`: one actor POSTs its lines' bodies and writes the answers.
+
+Each actor of the pool holds one :class:`~biasatlas.backends.http.client.ChatClient` per endpoint (the
+HTTP backend's client: the same retries with backoff and ``Retry-After``, the same split of failures
+into retryable and fatal, the same body-size limit) on an event loop of its own, and sends each line
+to the endpoint its ``custom_id`` hashes to, so every actor spreads its lines over all endpoints and
+no endpoint gets more than ``actors x per_actor`` requests at once.
+
+An answer is appended to the actor's own output file, in the OpenAI Batch output format, and flushed
+before the next one is written: a killed job leaves files whose every whole line is an answer (a line
+cut by the kill is reported by ``batch import`` and asked again by the rerun). Lines whose answer the
+output folder holds already (``skip``) are not asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+#: the OpenAI Batch output line of an answered request
+ANSWERED = 200
+
+
+def endpoint_of(custom_id: str, count: int) -> int:
+    """The endpoint (0..count-1) a line goes to: a stable hash of its id, the same in every actor."""
+    digest = hashlib.sha256(custom_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") % count
+
+
+def output_record(custom_id: str, body: dict[str, Any] | None, error: tuple[str, str] | None) -> dict[str, Any]:
+    """One OpenAI Batch output line: the response's body, or the error (code, message) that ended the line."""
+    line_id = f"batch_req_{uuid.uuid4().hex}"
+    if error is not None:
+        return {"id": line_id, "custom_id": custom_id, "response": None,
+                "error": {"code": error[0], "message": error[1]}}
+    return {"id": line_id, "custom_id": custom_id,
+            "response": {"status_code": ANSWERED, "request_id": line_id, "body": body}, "error": None}
+
+
+class LineAsker:
+    """A Ray Data actor: asks the lines of each batch it is given (``map_batches`` with an actor pool)."""
+
+    def __init__(self, endpoints: list[str], out: str, *, per_actor: int, timeout: float, connect_timeout: float,
+                 max_retries: int, key_env: str, skip: frozenset[str] = frozenset()) -> None:
+        from biasatlas.backends.http.client import RetryPolicy
+
+        self.endpoints = endpoints
+        self.per_actor = per_actor
+        self.timeout, self.connect_timeout = timeout, connect_timeout
+        self.policy = RetryPolicy(max_retries=max_retries)
+        key = os.environ.get(key_env, "").strip()  # read where the request is made: never shipped as data
+        self.headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.skip = skip
+        self.loop = asyncio.new_event_loop()
+        self.clients: list[Any] = []
+        Path(out).mkdir(parents=True, exist_ok=True)
+        self.path = Path(out) / f"ray-{uuid.uuid4().hex[:12]}.jsonl"
+        self.handle = self.path.open("a", encoding="utf-8")
+
+    def _open(self) -> list[Any]:
+        from biasatlas.backends.http.client import ChatClient
+
+        if not self.clients:  # made on the loop that uses them (aiohttp binds a session to its loop)
+            self.clients = [ChatClient(url, self.headers, concurrency=self.per_actor, timeout=self.timeout,
+                                       connect_timeout=self.connect_timeout, policy=self.policy)
+                            for url in self.endpoints]
+        return self.clients
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
+        """Ask every line of ``batch`` (a column ``text`` of JSONL lines); one status row per line."""
+        return self.loop.run_until_complete(self._ask_all(list(batch["text"])))
+
+    async def _ask_all(self, texts: list[str]) -> dict[str, list[Any]]:
+        clients = self._open()
+        limits = [asyncio.Semaphore(self.per_actor) for _ in clients]
+        rows: dict[str, list[Any]] = {"custom_id": [], "status": [], "cause": [], "endpoint": [], "file": []}
+
+        async def ask(text: str) -> None:
+            status, cause, custom_id, where = await self._ask_one(text, clients, limits)
+            rows["custom_id"].append(custom_id)
+            rows["status"].append(status)
+            rows["cause"].append(cause)
+            rows["endpoint"].append(where)
+            rows["file"].append(self.path.name)
+
+        await asyncio.gather(*(ask(t) for t in texts if t.strip()))
+        return rows
+
+    async def _ask_one(
+        self, text: str, clients: list[Any], limits: list[asyncio.Semaphore]
+    ) -> tuple[str, str, str, str]:
+        from biasatlas.backends.http.client import AttemptError
+
+        try:
+            line = json.loads(text)
+            custom_id, body = str(line["custom_id"]), line["body"]
+            if not isinstance(body, dict):
+                raise TypeError("body is not an object")
+        except (ValueError, KeyError, TypeError) as exc:
+            return "unreadable", f"not a batch input line ({type(exc).__name__})", "", ""
+        if custom_id in self.skip:
+            return "skipped", "", custom_id, ""
+        index = endpoint_of(custom_id, len(clients))
+        retries: Counter[str] = Counter()
+        async with limits[index]:
+            try:
+                answer = await clients[index].complete(body, retries)
+                record, status, cause = output_record(custom_id, answer, None), "answered", ""
+            except AttemptError as exc:
+                record, status, cause = output_record(custom_id, None, (exc.cause, exc.detail)), "error", exc.cause
+        self.handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.handle.flush()  # a kill loses at most the line being written
+        return status, cause, custom_id, self.endpoints[index]
+
+    def close(self) -> None:
+        """Close the output file and the clients (Ray ends the actor's process; tests call it)."""
+        if not self.handle.closed:
+            self.handle.close()
+        if self.loop.is_closed():
+            return
+        clients, self.clients = self.clients, []
+        if clients:
+            self.loop.run_until_complete(_close_all(clients))
+        self.loop.close()
+
+    def __del__(self) -> None:  # pragma: no cover - the actor's process ends
+        # at interpreter exit the loop or aiohttp may be gone already: nothing is left to save
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+async def _close_all(clients: list[Any]) -> None:
+    await asyncio.gather(*(c.close() for c in clients))

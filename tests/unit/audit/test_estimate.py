@@ -1,0 +1,54 @@
+"""`audit --plan-only`: each cell's power (the MDE per test cell at 80% power and the probe's alpha)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+from biasatlas.cli.main import app
+from biasatlas.stats.power import detectable_effect
+
+runner = CliRunner()
+
+AUDIT: dict[str, Any] = {
+    "models": [{"name": "Alpha", "model": "fake:a"}],
+    "probes": {
+        "contact": {"languages": ["de"], "axes": ["religion"], "limit": 150, "mode": "generate"},
+        "samaritan": {"languages": ["en"], "categories": ["gender"], "limit": 120},
+        "leakage": {"languages": ["en"], "limit": 8},
+    },
+}
+
+
+def _plan(tmp_path: Path, *extra: str) -> Any:
+    path = tmp_path / "audit.yaml"
+    path.write_text(yaml.safe_dump(AUDIT, sort_keys=False), encoding="utf-8")
+    return runner.invoke(app, ["audit", str(path), "--study", str(tmp_path / "s"), "--plan-only", *extra])
+
+
+def test_each_cell_states_its_mde_for_its_planned_units(tmp_path: Path) -> None:
+    result = _plan(tmp_path, "--json")
+    assert result.exit_code == 0, result.output
+    cells = {c["probe"]: c for c in json.loads(result.stdout)["cells"]}
+    contact = cells["contact"]["power"]
+    (decision,) = contact["cells"]  # generate mode: decisions only
+    assert decision["n"] == cells["contact"]["prompts"] // 3 == 50 and decision["alpha"] == 0.05
+    expected = detectable_effect("mcnemar", 50, 0.05, discordant_rate=0.3).value
+    assert expected is not None and decision["mde"] == round(expected, 4)
+    (gender,) = cells["samaritan"]["power"]["cells"]
+    assert gender["alpha"] == 0.01 and gender["unit"] == "scenario" and gender["n"] >= 2
+    assert cells["leakage"]["power"] is None  # no power model
+
+
+def test_table_prints_one_power_line_per_test_cell_and_the_assumptions(tmp_path: Path) -> None:
+    result = _plan(tmp_path)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "power: Alpha / contact / de / certainty: n = 50 prompt sets" in text
+    assert "power: Alpha / samaritan / en / gender:" in text and "rating points" in text
+    assert "power assumptions (contact): ψ = 0.30 assumed" in text
+    assert "power assumptions (samaritan): sd of a scenario's group − control difference = 8.5" in text
