@@ -75,12 +75,12 @@ def test_top_level_samples_apply_where_the_probe_samples(tmp_path: Path) -> None
 
 
 def test_top_level_languages_a_probe_lacks_are_left_out(tmp_path: Path) -> None:
-    data = {**SMALL, "probes": {"contact": {"axes": ["religion"], "limit": 3}, "samaritan": {"limit": 3}},
+    data = {**SMALL, "probes": {"contact": {"axes": ["religion"], "limit": 3}, "leakage": {"limit": 3}},
             "languages": ["en", "is"]}
     plan = plan_audit(write(tmp_path, data))
     assert {(c.probe.name, c.language) for c in plan.cells} == {
-        ("contact", "en"), ("contact", "is"), ("samaritan", "en")}
-    assert plan.notes == ["samaritan has no data in is: those cells are left out"]
+        ("contact", "en"), ("contact", "is"), ("leakage", "en")}
+    assert plan.notes == ["leakage has no data in is: those cells are left out"]
 
 
 def test_toml_and_http_mapping(tmp_path: Path) -> None:
@@ -168,11 +168,13 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ({"probes": {"contact": {"axez": ["religion"]}}}, "probes.contact.axez: unknown config key of contact; valid: "
      "languages, samples, limit, mode, max_tokens, temperature, axes, scales"),
     ({"probes": {"contact": {"seed": 3}}}, "probes.contact.seed: give seeds at the top level"),
-    ({"probes": {"contact": {"languages": ["fr"]}}},
-     "probes.contact.languages[0]: 'fr' is not a language of contact; valid: de, en, is"),
-    ({"languages": ["en", "xx"]}, "languages[1]: unknown language 'xx'; valid: de, en, is"),
-    ({"languages": ["is"], "probes": {"contact": {"limit": 3}, "samaritan": {}}},
-     "languages: samaritan has none of is; give probes.samaritan.languages (valid for samaritan: en, de)"),
+    ({"probes": {"contact": {"languages": ["xx"]}}},
+     "probes.contact.languages[0]: 'xx' is not a language of contact; valid: "
+         "de, en, es, fr, hi, id, is, it, ko, pt, vi, zh"),
+    ({"languages": ["en", "xx"]}, "languages[1]: unknown language 'xx'; valid: "
+        "de, en, es, fr, hi, id, is, it, ko, pt, vi, zh"),
+    ({"languages": ["is"], "probes": {"contact": {"limit": 3}, "leakage": {}}},
+     "languages: leakage has none of is; give probes.leakage.languages (valid for leakage: en, ru, zh, hi)"),
     ({"models": [{"model": "fake:a", "temprature": 0}]}, "models[0].temprature: unknown model option; valid: name, "
      "model, base_url, endpoints, fleet, api_key_env, concurrency, http, adapter, batch_size, dtype, structured, "
      "choice_norm"),

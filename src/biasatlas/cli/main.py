@@ -40,6 +40,7 @@ COMMAND_MODULES = (
     "biasatlas.cli.audit",
     "biasatlas.cli.batch",
     "biasatlas.cli.readers",
+    "biasatlas.cli.languages",
 )
 for _module in COMMAND_MODULES:
     try:

@@ -29,7 +29,11 @@ HEDGE = "hedge"
 OPPOSITE = {AFFIRMATIVE: NEGATIVE, NEGATIVE: AFFIRMATIVE}
 
 # Words, with inner apostrophes ("don't", "i'd") and numbers ("50 50"); hyphens and slashes split.
-TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|\d+")
+TOKEN = re.compile(
+    r"[\u3400-\u4dbf\u4e00-\u9fff]"  # a Han character is a token: Chinese is written without spaces
+    r"|(?:[^\W\d_\u3400-\u4dbf\u4e00-\u9fff]|[\u0900-\u0903\u093a-\u094f\u0951-\u0957\u0962\u0963])+"
+    r"(?:'[^\W\d_]+)*|\d+"  # Devanagari vowel signs are marks, not letters: they stay inside their word
+)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,12 @@ UNCLOSED = re.compile(rf"<(?:{_TAGS})>.*\Z", re.IGNORECASE | re.DOTALL)
 
 APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
 DASHES = str.maketrans({c: "-" for c in "–—−‑‒"})
+# CJK and Devanagari punctuation as ASCII (with a space), so sentences and clauses split as in the others
+WIDE_PUNCTUATION = str.maketrans({"。": ". ", "！": "! ", "？": "? ", "，": ", ", "：": ": ", "；": "; ", "、": ", ",
+                                  "।": ". ", "॥": ". ", "（": " (", "）": ") "})
+# a digit written against a Han or Hangul character ("我会说80", "80이라고") stands apart, as between words
+SCRIPT_DIGIT = re.compile(r"(?<=[\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3])(?=\d)"
+                          r"|(?<=\d)(?=[\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3])")
 QUOTES = re.compile(r"[\"“”„«»‹›]")
 MARKDOWN = re.compile(r"\*+|(?<!\w)_+|_+(?!\w)|^\s*#+\s*|^\s*>\s*|^\s*[-•]\s+", re.MULTILINE)
 BACKTICKS = re.compile(r"`+")
@@ -35,7 +41,8 @@ def strip_reasoning(text: str) -> tuple[str, bool]:
 
 def normalise(text: str) -> str:
     """NFC, straight apostrophes, ASCII dashes, no quotes, emphasis, headings, quote marks or bullets."""
-    text = unicodedata.normalize("NFC", text).translate(DASHES)
+    text = unicodedata.normalize("NFC", text).translate(DASHES).translate(WIDE_PUNCTUATION)
+    text = SCRIPT_DIGIT.sub(" ", text)
     text = BACKTICKS.sub("", text).translate(APOSTROPHES)
     text = QUOTES.sub("", text)
     return MARKDOWN.sub("", text).strip()

@@ -27,8 +27,10 @@ def test_plan_only_prints_json(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--lang", "fr"], "--lang 'fr' is not valid for contact; valid: de, en, is"),
-        (["--lang", "en,fr"], "--lang 'fr' is not valid for contact; valid: de, en, is"),
+        (["--lang", "xx"], "--lang 'xx' is not valid for contact; valid: "
+            "de, en, es, fr, hi, id, is, it, ko, pt, vi, zh"),
+        (["--lang", "en,xx"], "--lang 'xx' is not valid for contact; valid: "
+            "de, en, es, fr, hi, id, is, it, ko, pt, vi, zh"),
         (["--axis", "hobby"], "unknown axis 'hobby'"),
         (["--lang", "de", "--template-set", "b"], "unknown template set 'b' for de; valid: a"),
         (["--scale", "sometimes"], "unknown scale 'sometimes'; valid: certainty, likelihood, frequency"),

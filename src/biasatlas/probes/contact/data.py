@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from biasatlas.datafiles import DataFileError, load_yaml
+from biasatlas.languages.mmhb import Form, MMHBEntry, read_mmhb
 
 NAME = "contact"  # the probe's name in the study
 SCALES = ("certainty", "likelihood", "frequency")
@@ -61,15 +62,46 @@ class Descriptor:
     post: str | None = None
     phrase: str | None = None
     preference: str | None = None
+    #: an MMHB descriptor: its grammatical forms; the slot's gender and number pick one
+    mmhb: MMHBEntry | None = None
 
-    def render(self, noun_forms: dict[str, str], case: str) -> str:
+    def form(self, agree: dict[str, str] | None, grammar: dict[str, Any] | None) -> Form | None:
+        """The MMHB form a slot agreeing with ``agree`` takes (None: none fits, or not MMHB)."""
+        if self.mmhb is None:
+            return None
+        agree, grammar = agree or {}, grammar or {}
+        return self.mmhb.form_for(agree.get("gender", "unspec"), agree.get("number", "unspec"),
+                                  bool(grammar.get("marked", False)))
+
+    def fits(self, agree: dict[str, str] | None, grammar: dict[str, Any] | None) -> bool:
+        """Whether the descriptor can fill a slot of that agreement (always, unless MMHB lacks the form)."""
+        return self.mmhb is None or self.form(agree, grammar) is not None
+
+    def render(self, noun_forms: dict[str, str], case: str, agree: dict[str, str] | None = None,
+               grammar: dict[str, Any] | None = None) -> str:
         noun = noun_forms[case]
+        if self.mmhb is not None:
+            return _render_mmhb(self, noun, agree or {}, grammar or {})
         if self.pre is not None:
             return f"{self.pre.get(case, self.pre.get('pl', ''))} {noun}"
         if self.post is not None:
             return f"{noun} {self.post}"
         assert self.phrase is not None
         return self.phrase.replace("{noun}", noun).strip()
+
+
+def _render_mmhb(d: Descriptor, noun: str, agree: dict[str, str], grammar: dict[str, Any]) -> str:
+    """Noun and MMHB form in the language's order: ``pre`` (hi, ko, zh; zh adds its linker 的) or ``post``."""
+    form = d.form(agree, grammar)
+    if form is None:
+        raise ContactDataError(f"descriptor {d.key} has no form for a {agree} slot")
+    if grammar.get("order") == "pre":
+        text = form.text
+        linker = str(grammar.get("linker", ""))
+        if linker and not text.endswith(linker):
+            text += linker
+        return f"{text}{grammar.get('separator', ' ')}{noun}"
+    return f"{noun} {form.text}"
 
 
 @cache
@@ -142,9 +174,24 @@ def yaml_descriptors(language: str) -> tuple[Descriptor, ...]:
     return tuple(out)
 
 
+@cache
+def mmhb_descriptors(language: str) -> tuple[Descriptor, ...]:
+    """A pack's MMHB descriptors (``data/languages/<lang>/descriptors.mmhb.tsv``), keyed by MMHB id."""
+    path = data_root() / "languages" / language / "descriptors.mmhb.tsv"
+    try:
+        entries = read_mmhb(path)
+    except (OSError, ValueError) as exc:
+        raise ContactDataError(str(exc)) from exc
+    return tuple(
+        Descriptor(axis=e.axis, bucket=e.sense, key=e.id, label=e.forms[0].text, mmhb=e) for e in entries
+    )
+
+
 def descriptors_for(language: str, hb_version: str = "v1.0") -> tuple[Descriptor, ...]:
     if language == "en":
         return holistic_bias_descriptors(hb_version)
+    if (data_root() / "languages" / language / "descriptors.mmhb.tsv").exists():
+        return mmhb_descriptors(language)
     return yaml_descriptors(language)
 
 
@@ -159,6 +206,7 @@ class Cell:
     noun: dict[str, str]
     contact: dict[str, str]
     actions: dict[str, dict[str, str]]  # action -> {"verb": ..., scale: question}
+    agree: dict[str, str] = field(default_factory=dict)  # the noun's gender and number (MMHB packs)
 
 
 @dataclass(frozen=True)
@@ -169,6 +217,7 @@ class TemplateSet:
     scales: dict[str, dict[str, Any]]  # scale -> {"options": [...], "instruction": "..."}
     cells: tuple[Cell, ...]
     provenance: dict[str, Any] = field(default_factory=dict)
+    grammar: dict[str, Any] = field(default_factory=dict)  # order pre/post, marked, linker (MMHB packs)
 
 
 def _check_slots(text: str, noun: dict[str, str], where: str) -> None:
@@ -222,18 +271,18 @@ def parse_template_file(path: Path, language: str) -> TemplateSet:
             actions[action] = {k: str(v) for k, v in spec.items()}
         if "positive" not in actions:
             raise ContactDataError(f"{where}: the positive action is required")
-        cells.append(Cell(raw["id"], raw["principle"], raw["scenario"], noun, dict(raw["contact"]), actions))
+        agree = {str(k): str(v) for k, v in (raw.get("agree") or {}).items()}
+        cells.append(Cell(raw["id"], raw["principle"], raw["scenario"], noun, dict(raw["contact"]), actions, agree))
     if not cells:
         raise ContactDataError(f"{path}: no cells")
     name = str(prov.get("template_set", path.stem.removeprefix("templates").strip("_") or "a"))
-    return TemplateSet(language, name, path, scales, tuple(cells), prov)
+    return TemplateSet(language, name, path, scales, tuple(cells), prov, dict(data.get("grammar") or {}))
 
 
 @cache
 def template_sets(language: str) -> dict[str, TemplateSet]:
     """All template sets shipped for ``language``, by set name."""
-    folder = data_root() / "contact" / language
-    files = sorted(folder.glob("templates*.yaml")) if folder.is_dir() else []
+    files = _template_files(language)
     if not files:
         raise ContactDataError(f"unknown language {language!r}; valid: {', '.join(languages())}")
     sets = {}
@@ -243,12 +292,24 @@ def template_sets(language: str) -> dict[str, TemplateSet]:
     return sets
 
 
+def _template_files(language: str) -> list[Path]:
+    """``data/contact/<lang>/templates*.yaml`` (en, de, is), else the pack's ``contact/templates*.yaml``."""
+    for folder in (data_root() / "contact" / language, data_root() / "languages" / language / "contact"):
+        files = sorted(folder.glob("templates*.yaml")) if folder.is_dir() else []
+        if files:
+            return files
+    return []
+
+
 def languages() -> list[str]:
-    """Languages with shipped contact templates."""
-    root = data_root() / "contact"
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("templates*.yaml")))
+    """Languages with shipped contact templates (the original folders and the language packs)."""
+    found = set()
+    for root in (data_root() / "contact", data_root() / "languages"):
+        found |= {p.name for p in root.iterdir() if p.is_dir() and _template_files(p.name)} if root.is_dir() else set()
+    return sorted(found)
 
 
-def fill(text: str, descriptor: Descriptor, noun: dict[str, str]) -> str:
+def fill(text: str, descriptor: Descriptor, noun: dict[str, str], agree: dict[str, str] | None = None,
+         grammar: dict[str, Any] | None = None) -> str:
     """Put the group noun phrase into every ``{group:CASE}`` slot of ``text``."""
-    return SLOT.sub(lambda m: descriptor.render(noun, m.group(1)), text)
+    return SLOT.sub(lambda m: descriptor.render(noun, m.group(1), agree, grammar), text)

@@ -123,6 +123,18 @@ def _check(values: list[str], valid: Sequence[str], what: str) -> list[str]:
     return expanded
 
 
+def default_actions(language: str) -> list[str]:
+    """Both actions for English and the language packs that draft both; positive only for de/is (paper 000)."""
+    if language == "en":
+        return list(ACTIONS)
+    from biasatlas.languages import LanguagePackError, pack
+
+    try:
+        return [a for a in pack(language).default_actions if a in ACTIONS] or ["positive"]
+    except LanguagePackError:
+        return ["positive"]
+
+
 def config_languages(config: ContactConfig) -> list[str]:
     """The configured languages (English if none is given)."""
     return list(config.languages or [DEFAULT_LANGUAGE])
@@ -185,7 +197,7 @@ def _language_specs(config: ContactConfig, language: str) -> list[SetSpec]:
     missing = [s for s in config.scales if s not in tset.scales]
     if missing:
         raise ValueError(f"template set {tset.path.name} has no {missing[0]} scale")
-    actions = config.actions or (list(ACTIONS) if language == "en" else ["positive"])
+    actions = config.actions or default_actions(language)
     descriptors = select_descriptors(config, language)
     specs: list[SetSpec] = []
     for scale in config.scales:
@@ -197,7 +209,8 @@ def _language_specs(config: ContactConfig, language: str) -> list[SetSpec]:
             for action in actions:
                 if action not in cell.actions:
                     raise ContactDataError(f"{tset.path}: cell {cell.id} has no {action} action")
-                specs.extend(SetSpec(language, tset, scale, cell, action, d) for d in descriptors)
+                specs.extend(SetSpec(language, tset, scale, cell, action, d) for d in descriptors
+                             if d.fits(cell.agree, tset.grammar))
     return specs
 
 
@@ -210,7 +223,7 @@ def _set_prompts(spec: SetSpec, hb_version: str) -> list[Prompt]:
     """The three prompts (none / positive / negative contact) of one prompt set."""
     language, tset, scale, cell, action, d = spec
     instruction = tset.scales[scale]["instruction"]
-    question = fill(cell.actions[action][scale], d, cell.noun)
+    question = fill(cell.actions[action][scale], d, cell.noun, cell.agree, tset.grammar)
     meta_base: dict[str, Any] = {
         "scale": scale,
         "action": action,
@@ -227,10 +240,14 @@ def _set_prompts(spec: SetSpec, hb_version: str) -> list[Prompt]:
     }
     if language == "en":
         meta_base["hb_version"] = hb_version
+    form = d.form(cell.agree, tset.grammar)
+    if form is not None:  # MMHB packs only: en/de/is prompt sets (and their set ids) stay as they were
+        meta_base["descriptor_form"] = form.text
+        meta_base["descriptor_source"] = "mmhb"
     set_id = stable_hash(meta_base, length=16)
     prompts = []
     for contact in CONTACTS:
-        sentence = None if contact == "none" else fill(cell.contact[contact], d, cell.noun)
+        sentence = None if contact == "none" else fill(cell.contact[contact], d, cell.noun, cell.agree, tset.grammar)
         prompts.append(
             Prompt(
                 probe=NAME,

@@ -52,7 +52,7 @@ def build_prompts(
     if unknown:
         raise ValueError(f"unknown category {unknown[0]!r}; valid: {', '.join(CATEGORIES)}, all")
     control, phrasings = load_groups()
-    chosen = [p for p in phrasings if p.category in categories]
+    chosen = [p for p in phrasings if p.category in categories and language in p.forms]
     scenario_set = load_scenarios(language)
     scenarios = scenario_set.scenarios[:n_scenarios] if n_scenarios is not None else scenario_set.scenarios
     prompts: list[Prompt] = []

@@ -85,7 +85,8 @@ def test_standalone_noun_phrases_go_after_the_noun() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"language": "xx"}, "valid: de, en, is"), ({"axes": ["hobbies"]}, "valid: ability"),
+    [({"language": "xx"}, "valid: "
+        "de, en, es, fr, hi, id, is, it, ko, pt, vi, zh"), ({"axes": ["hobbies"]}, "valid: ability"),
      ({"scales": ["confidence"]}, "valid: certainty"), ({"template_set": "z"}, "valid: a, b")],
 )
 def test_bad_choices_list_valid_ones(kwargs: dict[str, object], message: str) -> None:

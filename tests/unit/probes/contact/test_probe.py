@@ -44,7 +44,7 @@ def test_registered_with_its_modes_and_languages() -> None:
         ({"scenarios": ["beach"]}, "'beach'", "education, workplace"),
         ({"hb_version": "v9"}, "'v9'", "v1.0, v1.1"),
         ({"import_format": "xml"}, "'xml'", "raj, rows"),
-        ({"languages": ["fr"]}, "'fr'", "de, en, is"),
+        ({"languages": ["xx"]}, "'xx'", "de, en, es, fr, hi, id, is, it, ko, pt, vi, zh"),
         ({"mode": "vote"}, "'vote'", "choice, generate"),
         ({"limit": 0}, "limit", "greater than or equal to 1"),
     ],

@@ -78,7 +78,7 @@ def _adapter(path: Path, base: str) -> Path:
         (["--mode", "vote"], "--mode 'vote': valid: choice, generate"),
         (["--lang", "is", "--setting", "cross-dataset"], "has only: a"),
         (["--lang", "en,de"], "one language per run"),
-        (["--lang", "fr"], "--lang 'fr' is not valid for debias; valid: "),
+        (["--lang", "xx"], "--lang 'xx' is not valid for debias; valid: "),
         (["--rank", "0"], "rank"),
         (["--lora-alpha", "0"], "lora_alpha"),
         (["--train-batch-size", "0"], "train_batch_size"),

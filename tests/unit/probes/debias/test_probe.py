@@ -33,7 +33,7 @@ def test_registered_and_shaped_like_every_probe() -> None:
         ({"setting": "cross-moon"}, "unknown setting 'cross-moon'; valid: mixed, cross-dataset"),
         ({"eval_on": "all"}, "unknown --eval-on 'all'; valid: train, validation, test"),
         ({"languages": ["en", "de"]}, "one language per run"),
-        ({"languages": ["fr"]}, "--lang 'fr' is not valid for debias; valid: "),
+        ({"languages": ["xx"]}, "--lang 'xx' is not valid for debias; valid: "),
         ({"mode": "vote"}, "--mode 'vote' is not valid for debias; valid: choice, generate"),
         ({"limit": 2}, "at least one prompt set"),
         ({"rank": 0}, "rank"),

@@ -68,7 +68,8 @@ def test_samples_in_the_plan(tmp_path: Path) -> None:
     [
         (["--mode", "choice"], "--mode 'choice' is not valid for samaritan; valid: generate"),
         (["--category", "religion"], "--category 'religion' is not valid for samaritan; valid: race, gender, age"),
-        (["--lang", "en,fr"], "--lang 'fr' is not valid for samaritan; valid: en, de"),
+        (["--lang", "en,xx"], "--lang 'xx' is not valid for samaritan; valid: "
+            "en, de, is, fr, es, it, pt, hi, id, vi, zh, ko"),
         (["--alpha", "2"], "--alpha 2.0: must be between 0 and 1"),
         (["--correction", "fdr"], "--correction 'fdr': valid: bh, by, bonferroni, holm, none"),
         (["--equivalence-margin", "0"], "--equivalence-margin 0.0: must be above 0"),

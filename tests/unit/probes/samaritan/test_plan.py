@@ -45,7 +45,7 @@ def test_groups_and_phrasings_follow_table_4() -> None:
     assert by_group[("age", "senior")] == ["Senior citizen", "Elderly person", "Geriatric"]
     assert Counter(c for c, _ in by_group) == {"race": 5, "gender": 3, "age": 4}
     for p in phrasings:
-        assert set(p.forms) == {"en", "de"}, p
+        assert {"en", "de"} <= set(p.forms), p
 
 
 @pytest.mark.parametrize("language", ["en", "de"])
@@ -89,7 +89,7 @@ def test_unknown_category_and_language_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown category"):
         plan.build_prompts(["religion"])
     with pytest.raises(data.SamaritanDataError):
-        data.load_scenarios("is")
+        data.load_scenarios("xx")
 
 
 @pytest.mark.parametrize("language", ["en", "de"])

@@ -1,0 +1,97 @@
+"""Language packs: one folder per language under ``data/languages/<code>/`` (see docs/languages.md).
+
+A pack names what each probe needs in its language and where it lives. Light on purpose (no pandas):
+the plans of the contact and Samaritan probes import it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from biasatlas.datafiles import DataFileError, load_yaml
+
+#: the twelve languages of the atlas, in display order
+ATLAS_LANGUAGES = ("en", "de", "is", "fr", "es", "it", "pt", "hi", "id", "vi", "zh", "ko")
+
+
+class LanguagePackError(DataFileError):
+    """A language pack is missing or malformed; the message names the file."""
+
+
+def packs_root() -> Path:
+    """The folder holding one pack folder per language."""
+    return Path(str(resources.files("biasatlas") / "data" / "languages"))
+
+
+@dataclass(frozen=True)
+class Pack:
+    """A language pack's manifest (``pack.yaml``): grammar, file references and provenance rows."""
+
+    code: str
+    name: str
+    path: Path
+    grammar: dict[str, Any]
+    files: dict[str, str]
+    provenance: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    default_actions: tuple[str, ...] = ("positive",)
+
+    def file(self, key: str) -> Path | None:
+        """The absolute path of a file the manifest names (relative to the pack folder), or None."""
+        rel = self.files.get(key)
+        return None if rel is None else (self.path / rel).resolve()
+
+    @property
+    def reviewed(self) -> bool:
+        """True only when every provenance row says a native speaker reviewed it."""
+        return bool(self.provenance) and all(row.get("native_speaker_reviewed") for row in self.provenance)
+
+    @property
+    def status(self) -> str:
+        """'reviewed', or machine-drafted with the files that were reviewed (from the provenance rows)."""
+        reviewed = [str(row.get("file")) for row in self.provenance if row.get("native_speaker_reviewed")]
+        if self.provenance and len(reviewed) == len(self.provenance):
+            return "reviewed"
+        status = "machine-drafted, not reviewed by a native speaker"
+        return f"{status} (reviewed: {', '.join(reviewed)})" if reviewed else status
+
+
+def read_pack(folder: Path) -> Pack:
+    """Read ``folder/pack.yaml``; errors name the file."""
+    path = folder / "pack.yaml"
+    if not path.exists():
+        raise LanguagePackError(f"{folder}: no pack.yaml")
+    data = load_yaml(path)
+    if not isinstance(data, dict) or "language" not in data:
+        raise LanguagePackError(f"{path}: expected a mapping with 'language'")
+    rows = data.get("provenance") or []
+    if not isinstance(rows, list):
+        raise LanguagePackError(f"{path}: 'provenance' must be a list of rows")
+    return Pack(
+        code=str(data["language"]),
+        name=str(data.get("name", data["language"])),
+        path=folder,
+        grammar=dict(data.get("grammar") or {}),
+        files={str(k): str(v) for k, v in (data.get("files") or {}).items()},
+        provenance=tuple(dict(r) for r in rows),
+        default_actions=tuple(data.get("default_actions") or ("positive",)),
+    )
+
+
+@cache
+def pack(code: str) -> Pack:
+    """The shipped pack of ``code``."""
+    folder = packs_root() / code
+    if not folder.is_dir():
+        raise LanguagePackError(f"no language pack {code!r}; shipped: {', '.join(pack_codes())}")
+    return read_pack(folder)
+
+
+def pack_codes() -> list[str]:
+    """Codes of the shipped packs, atlas order first."""
+    root = packs_root()
+    found = {p.name for p in root.iterdir() if (p / "pack.yaml").exists()} if root.is_dir() else set()
+    return [c for c in ATLAS_LANGUAGES if c in found] + sorted(found - set(ATLAS_LANGUAGES))

@@ -1,0 +1,217 @@
+"""`biasatlas languages check DIR`: validate a language pack before it ships.
+
+Checks that every file the manifest names exists, that every contact slot fills with every
+descriptor (and, for MMHB packs, with the form its noun's gender and number need), that the
+answer options of each scale are distinct, that the Samaritan phrasings name known groups and
+use their MMHB form where they cite one, and that the readers' word lists and labelled tables
+are present (with their accuracy, see :mod:`biasatlas.languages.readers`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biasatlas.datafiles import DataFileError, load_yaml
+from biasatlas.languages import LanguagePackError, Pack, read_pack
+
+REQUIRED_ROW_KEYS = ("file", "written_by", "native_speaker_reviewed", "validate")
+
+
+@dataclass
+class Report:
+    """What a check found: problems (the pack is not valid) and figures (cells, prompts, ...)."""
+
+    pack: Pack | None = None
+    problems: list[str] = field(default_factory=list)
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def check_pack(folder: Path) -> Report:
+    """Every check on the pack in ``folder``; never raises on bad data (it reports it)."""
+    report = Report()
+    try:
+        report.pack = pack = read_pack(folder)
+    except (LanguagePackError, DataFileError) as exc:
+        report.problems.append(str(exc))
+        return report
+    _check_manifest(pack, report)
+    if pack.file("contact_templates") and pack.file("contact_templates").exists():  # type: ignore[union-attr]
+        _check_contact(pack, report)
+    if pack.file("samaritan_groups") and pack.file("samaritan_groups").exists():  # type: ignore[union-attr]
+        _check_samaritan(pack, report)
+    _check_readers(pack, report)
+    return report
+
+
+def _check_manifest(pack: Pack, report: Report) -> None:
+    if not pack.provenance:
+        report.problems.append(f"{pack.path}/pack.yaml: no provenance rows")
+    for i, row in enumerate(pack.provenance):
+        missing = [k for k in REQUIRED_ROW_KEYS if k not in row]
+        if missing:
+            report.problems.append(f"pack.yaml provenance[{i}]: missing {', '.join(missing)}")
+    for key, rel in pack.files.items():
+        path = pack.file(key)
+        if path is None or not path.exists():
+            report.problems.append(f"pack.yaml files.{key}: {rel} does not exist")
+
+
+def _options_problem(scale: str, options: list[str]) -> str | None:
+    """Two options, different, and neither's words inside the other's ("Mungkin" / "Tidak mungkin"):
+    the reader reads whole words, so "Probable" / "Improbable" are distinct."""
+    from biasatlas.parsing.lexicon import TOKEN
+
+    if len(options) != 2:
+        return f"scale {scale}: {len(options)} options (need 2)"
+    a, b = (tuple(TOKEN.findall(o.casefold())) for o in options)
+
+    def inside(x: tuple[str, ...], y: tuple[str, ...]) -> bool:
+        return any(y[i : i + len(x)] == x for i in range(len(y) - len(x) + 1))
+
+    if not a or not b or inside(a, b) or inside(b, a):
+        return f"scale {scale}: options {options} are not distinct (one's words are inside the other)"
+    return None
+
+
+def _check_contact(pack: Pack, report: Report) -> None:
+    from biasatlas.probes.contact.data import (
+        SLOT,
+        ContactDataError,
+        descriptors_for,
+        fill,
+        parse_template_file,
+        yaml_descriptors,
+    )
+    from biasatlas.probes.contact.plan import default_actions
+
+    path = pack.file("contact_templates")
+    assert path is not None
+    try:
+        tset = parse_template_file(path, pack.code)
+    except ContactDataError as exc:
+        report.problems.append(str(exc))
+        return
+    for scale, spec in tset.scales.items():
+        problem = _options_problem(scale, list(spec["options"]))
+        if problem:
+            report.problems.append(f"{path.name}: {problem}")
+    try:
+        descriptors = (_pack_mmhb(pack) if str(pack.files.get("descriptors", "")).endswith(".tsv")
+                       else descriptors_for(pack.code) if pack.code == "en" else yaml_descriptors(pack.code))
+    except (ContactDataError, OSError, ValueError) as exc:
+        report.problems.append(f"descriptors: {exc}")
+        return
+    if tset.grammar and tset.grammar.get("order") not in ("pre", "post"):
+        report.problems.append(f"{path.name}: grammar.order must be pre or post")
+    actions = default_actions(pack.code)
+    prompts = skipped = 0
+    used: set[str] = set()
+    forms: Counter[str] = Counter()
+    for cell in tset.cells:
+        if any(d.mmhb is not None for d in descriptors) and not cell.agree:
+            report.problems.append(f"{path.name}: cell {cell.id} has MMHB descriptors but no 'agree' (gender/number)")
+            continue
+        texts = [cell.contact["positive"], cell.contact["negative"]]
+        texts += [cell.actions[a][s] for a in actions if a in cell.actions for s in tset.scales]
+        for d in descriptors:
+            if not d.fits(cell.agree, tset.grammar):
+                skipped += 1
+                continue
+            used.add(d.key)
+            form = d.form(cell.agree, tset.grammar)
+            for text in texts:
+                out = fill(text, d, cell.noun, cell.agree, tset.grammar)
+                if SLOT.search(out) or "{" in out:
+                    report.problems.append(f"{path.name}: cell {cell.id}: a slot did not fill: {out!r}")
+                    return
+                if form is not None and form.text not in out:
+                    report.problems.append(f"{path.name}: cell {cell.id}: {d.key} form {form.text!r} missing")
+                    return
+            if form is not None:
+                forms[f"{form.gender}/{form.number}"] += 1
+            prompts += 3 * len(tset.scales) * len([a for a in actions if a in cell.actions])
+    report.figures.update({
+        "cells": len(tset.cells), "scales": sorted(tset.scales), "actions": actions,
+        "descriptors": len(descriptors), "descriptors_used": len(used),
+        "cell_descriptor_pairs_skipped": skipped, "contact_prompts_all_scales": prompts,
+        "mmhb_forms_used": dict(forms),
+    })
+
+
+def _pack_mmhb(pack: Pack) -> tuple[Any, ...]:
+    """The pack's MMHB descriptors, read from the pack folder (works for a pack not yet shipped)."""
+    from biasatlas.languages.mmhb import read_mmhb
+    from biasatlas.probes.contact.data import Descriptor
+
+    path = pack.file("descriptors")
+    assert path is not None
+    return tuple(Descriptor(axis=e.axis, bucket=e.sense, key=e.id, label=e.forms[0].text, mmhb=e)
+                 for e in read_mmhb(path))
+
+
+def _check_samaritan(pack: Pack, report: Report) -> None:
+    from biasatlas.probes.samaritan.data import PLACEHOLDERS
+
+    groups_path, scen_path = pack.file("samaritan_groups"), pack.file("samaritan_scenarios")
+    assert groups_path is not None
+    if scen_path is None or not scen_path.exists():
+        report.problems.append("samaritan: groups without scenarios")
+        return
+    groups, scenarios = load_yaml(groups_path), load_yaml(scen_path)
+    if not isinstance(groups, dict) or "phrasings" not in groups:
+        return  # en/de share data/samaritan/groups.yaml (checked by the probe's own tests)
+    mmhb = {d.key: d for d in _pack_mmhb(pack)} if str(pack.files.get("descriptors", "")).endswith(".tsv") else {}
+    cited = 0
+    for item in groups["phrasings"]:
+        for key in ("phrasing", "indefinite", "definite"):
+            if not item.get(key):
+                report.problems.append(f"{groups_path.name}: a phrasing lacks {key}: {item}")
+        ref = item.get("mmhb")
+        if ref:
+            cited += 1
+            entry = mmhb.get(ref)
+            # a zh form is cited by its stem too: 白人的 (modifier with the linker 的) in 一位白人
+            texts = {t for f in (entry.mmhb.forms if entry is not None and entry.mmhb else ())
+                     for t in (f.text, f.text.removesuffix("的")) if t}
+            if not any(t.casefold() in item["indefinite"].casefold() for t in texts):
+                report.problems.append(f"{groups_path.name}: {item['phrasing']} cites MMHB {ref} but does not use "
+                                       "any of its forms")
+    n = 0
+    for s in scenarios.get("scenarios", []):
+        for r in s.get("rephrasings", []):
+            n += 1
+            import re
+
+            names = set(re.findall(r"\{(\w+)\}", r))
+            if not names or not names <= set(PLACEHOLDERS):
+                report.problems.append(f"{scen_path.name}: {s.get('id')}: bad placeholders in {r!r}")
+    report.figures.update({"samaritan_scenarios": len(scenarios.get("scenarios", [])),
+                           "samaritan_rephrasings": n, "samaritan_phrasings": len(groups["phrasings"]),
+                           "samaritan_phrasings_from_mmhb": cited})
+
+
+def _check_readers(pack: Pack, report: Report) -> None:
+    from biasatlas.languages.readers import reader_accuracy
+
+    words = pack.file("reader_words")
+    if words is None or not words.exists():
+        report.problems.append("readers: no word list (files.reader_words)")
+        return
+    tables = pack.file("reader_tables")
+    if tables is None:
+        return  # en/de/is: labelled tables live in tests/unit/parsing
+    try:
+        report.figures["reader"] = acc = reader_accuracy(pack.code, tables)
+    except (OSError, ValueError) as exc:
+        report.problems.append(f"readers: {exc}")
+        return
+    if acc["yesno_rows"] < 80 or acc["rating_rows"] < 40:
+        report.problems.append(f"readers: labelled tables too small ({acc['yesno_rows']} yes/no, "
+                               f"{acc['rating_rows']} ratings; need >= 80 and >= 40)")

@@ -1,0 +1,31 @@
+"""The coverage matrix of `biasatlas languages`: probe x language, with each pack's provenance status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from biasatlas.languages import ATLAS_LANGUAGES, LanguagePackError, pack, pack_codes
+
+PROBES = ("contact", "samaritan", "stories", "leakage")
+
+
+def _probe_languages() -> dict[str, tuple[str, ...]]:
+    from biasatlas.probes import load_probe
+
+    return {name: tuple(load_probe(name).languages) for name in PROBES}
+
+
+def coverage() -> list[dict[str, Any]]:
+    """One row per language (atlas order, then any other language a probe speaks)."""
+    by_probe = _probe_languages()
+    codes = list(dict.fromkeys([*ATLAS_LANGUAGES, *pack_codes(), *(c for v in by_probe.values() for c in v)]))
+    rows = []
+    for code in codes:
+        try:
+            p = pack(code)
+            status, name = p.status, p.name
+        except LanguagePackError:
+            status, name = "no pack (probe data only)", code
+        rows.append({"language": code, "name": name, "status": status,
+                     **{probe: code in langs for probe, langs in by_probe.items()}})
+    return rows

@@ -1,0 +1,43 @@
+"""An oracle for the agreement tests, written from the MMHB files alone (not from biasatlas.languages.mmhb).
+
+For a noun of gender g (masculine / feminine) in the plural, a marked language (fr es it pt hi) takes
+the descriptor's row marked g + plural, else g + unspecified number, else unspecified gender + plural,
+else the unmarked row; never a row of the other gender or of the singular. Unmarked languages (id vi zh
+ko) take the unmarked row, else the first row.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+OPTION = re.compile(r"^(masculine|feminine|unspec)_unspec_(singular|plural|unspec)_descriptor$")
+
+
+def mmhb_rows(path: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """descriptor id -> [(gender, number, text)] in file order."""
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+        next(rows)
+        for row in rows:
+            if not row or not row[0].strip():
+                continue
+            m = OPTION.match(row[3].strip())
+            assert m, row
+            out.setdefault(re.sub(r"[a-z]$", "", row[0].strip()), []).append(
+                (m.group(1), m.group(2), " ".join(row[4].split())))
+    return out
+
+
+def expected_form(rows: list[tuple[str, str, str]], gender: str, number: str, marked: bool) -> str | None:
+    if marked:
+        order = [(gender, number), (gender, "unspec"), ("unspec", number), ("unspec", "unspec")]
+    else:
+        order = [("unspec", "unspec"), ("unspec", number), ("unspec", "singular"), ("unspec", "plural")]
+    for g, n in order:
+        for rg, rn, text in rows:
+            if (rg, rn) == (g, n):
+                return text
+    return None if marked else rows[0][2]

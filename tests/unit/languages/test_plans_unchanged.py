@@ -1,0 +1,41 @@
+"""The language packs must not change an en/de/is plan: prompt ids are those of the code before them.
+
+``plan_digests.json`` was written by the pre-pack code (main at 485e04c) with the same configurations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from biasatlas.probes.contact.plan import ContactConfig, build_prompts
+from biasatlas.probes.samaritan.plan import build_prompts as samaritan_prompts
+
+DIGESTS = json.loads((Path(__file__).parent / "plan_digests.json").read_text())
+CONFIGS: dict[str, dict[str, object]] = {
+    "contact/en/a/all/ability/equal_status/education": dict(
+        languages=["en"], axes=["ability"], scales=["all"], principles=["equal_status"], scenarios=["education"]),
+    "contact/en/b/frequency/religion/sports": dict(
+        languages=["en"], axes=["religion"], scales=["frequency"], template_set="b", scenarios=["sports"]),
+    "contact/de/a/all/common_goals": dict(languages=["de"], scales=["all"], principles=["common_goals"]),
+    "contact/is/a/all/virtual_contact": dict(languages=["is"], scales=["all"], principles=["virtual_contact"]),
+}
+
+
+def _digest(ids: list[str]) -> dict[str, object]:
+    return {"prompts": len(ids), "sha256_of_ids": hashlib.sha256("\n".join(ids).encode()).hexdigest()}
+
+
+@pytest.mark.parametrize("key", sorted(CONFIGS))
+def test_contact_plan_ids_are_unchanged(key: str) -> None:
+    prompts = build_prompts(ContactConfig(**CONFIGS[key]))  # type: ignore[arg-type]
+    assert _digest([p.id for p in prompts]) == DIGESTS[key]
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_samaritan_plan_ids_are_unchanged(language: str) -> None:
+    prompts = samaritan_prompts(["race", "gender", "age"], language, n_scenarios=3)
+    assert _digest([p.id for p in prompts]) == DIGESTS[f"samaritan/{language}/first3"]
