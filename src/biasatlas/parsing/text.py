@@ -29,6 +29,10 @@ SCRIPT_DIGIT = re.compile(r"(?<=[\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3])(?=\d)
 QUOTES = re.compile(r"[\"“”„«»‹›]")
 MARKDOWN = re.compile(r"\*+|(?<!\w)_+|_+(?!\w)|^\s*#+\s*|^\s*>\s*|^\s*[-•]\s+", re.MULTILINE)
 BACKTICKS = re.compile(r"`+")
+# HTML markup a model writes around its answer (<b>No</b>, <p>, <br/>): inline tags go, block tags break
+# the line; a tag between words must not split "I cannot answer" into "I cannot" + "answer"
+INLINE_TAG = re.compile(r"</?(?:b|i|u|em|strong|span|mark|small|sup|sub|code|font|a)(?:\s[^<>]*)?>", re.IGNORECASE)
+BLOCK_TAG = re.compile(r"</?(?:p|div|br|li|ul|ol|h[1-6]|blockquote|pre|tr|td|table)(?:\s[^<>]*)?/?>", re.IGNORECASE)
 
 
 def strip_reasoning(text: str) -> tuple[str, bool]:
@@ -40,8 +44,9 @@ def strip_reasoning(text: str) -> tuple[str, bool]:
 
 
 def normalise(text: str) -> str:
-    """NFC, straight apostrophes, ASCII dashes, no quotes, emphasis, headings, quote marks or bullets."""
+    """NFC, straight apostrophes, ASCII dashes; no HTML tags, quotes, emphasis, headings, quote marks or bullets."""
     text = unicodedata.normalize("NFC", text).translate(DASHES).translate(WIDE_PUNCTUATION)
+    text = BLOCK_TAG.sub("\n", INLINE_TAG.sub("", text))
     text = SCRIPT_DIGIT.sub(" ", text)
     text = BACKTICKS.sub("", text).translate(APOSTROPHES)
     text = QUOTES.sub("", text)

@@ -39,3 +39,18 @@ def test_strip_reasoning(text: str, body: str, cut: bool) -> None:
 )
 def test_normalise(text: str, expected: str) -> None:
     assert normalise(text) == expected
+
+
+def test_html_markup_around_an_answer_does_not_change_its_reading() -> None:
+    """A refusal in <b> must stay a refusal (never the negative option); tags around options are dropped."""
+    from biasatlas.parsing.answers import AnswerParser
+
+    en, de = AnswerParser("certainty", "en"), AnswerParser("certainty", "de")
+    for text in ("<b>I cannot</b> answer that.", "<strong>As an AI</strong>, I can't answer that.",
+                 "<p>I cannot answer that question.</p>"):
+        outcome = en.parse(text)
+        assert outcome.value is None and outcome.reason == "refusal", text
+    assert en.parse("<b>Yes</b>, I would.").value == "affirmative"
+    assert en.parse("<p>No.</p>").value == "negative"
+    assert de.parse("<em>Ja</em>, gerne.").value == "affirmative"
+    assert normalise("a<br/>b") == "a\nb"
