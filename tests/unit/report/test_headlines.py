@@ -1,4 +1,4 @@
-"""Headline measures of the overview: the right test, the right pairs, Holm over the probe's tests."""
+"""Headline measures of the overview: read from the summary rows (one family, prompt sets as units, flags)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from samaritan_design import design
 from statsmodels.stats.contingency_tables import mcnemar
 
 from biasatlas.report.headlines import contact_headline, samaritan_headline
 from biasatlas.report.overview import grid_html
-from samaritan_design import design
 
 
 def _contact(pairs: list[tuple[float, float]], model: str = "m", language: str = "en", samples: int = 1,
