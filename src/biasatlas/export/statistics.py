@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from biasatlas.export.columns import STATISTICS
+from biasatlas.stats.families import family_label
 
 Row = dict[str, Any]
 CI_LEVEL = 0.95
@@ -115,9 +116,9 @@ def _stories(summary: dict[str, Any]) -> list[Row]:
             "estimate": a.get("lift"), "estimand": "lift: P(B=b | A=a) / P(B=b)",
             "effect_size": a.get("cramers_v"),
             "effect_size_name": f"bias-corrected Cramér's V of the A × B table ({a.get('effect')})",
-            "p": a.get("p"), "p_adj": a.get("q"), "correction": "by (the cells of the table)", "alpha": alpha,
+            "p": a.get("p"), "p_adj": a.get("q"), "correction": "by", "alpha": alpha,
             "significant": _significant(a.get("q"), alpha), "n": a.get("count"),
-            "n_unit": "stories with A=a and B=b (summed over the slices)",
+            "n_unit": "stories with A=a and B=b (summed over the slices)", "family": family_label("stories"),
         })
     return rows
 
@@ -137,10 +138,11 @@ def _leakage(summary: dict[str, Any]) -> list[Row]:
                 "estimand": "fixed-effect coefficient" if source else "intercept",
                 "ci_low": c.get("ci_low"), "ci_high": c.get("ci_high"), "ci_level": CI_LEVEL,
                 "statistic": c.get("z"), "statistic_name": "z (Wald)", "p": c.get("p"), "p_adj": c.get("p_adj"),
-                "correction": f"{correction} (the model's cross-language human coefficients)"
-                if c.get("p_adj") is not None else None,
+                "correction": correction if c.get("p_adj") is not None else None,
                 "alpha": alpha, "significant": c.get("significant"), "n": fit.get("n_obs"),
-                "n_unit": "(trait, group) cells",
+                "n_unit": "(trait, group) cells", "family": family_label("leakage") if c.get("p_adj") is not None
+                else None, "flags": None if fit.get("converged", True) else "not_converged",
+                "flag_notes": None if fit.get("converged", True) else f"not converged: {fit.get('method')}",
             })
     return rows
 
@@ -162,7 +164,7 @@ def _debias(summary: dict[str, Any]) -> list[Row]:
                 rows.append(_test_result(
                     result, source=f"contact.tables.{table}", model=model,
                     subset=_subset({**where, **r}, [*where, *keys]), comparison="after vs before",
-                    correction=f"{r.get('correction')} (every table of the comparison)", alpha=alpha,
+                    correction=r.get("correction"), family=family_label("debias"), alpha=alpha,
                     significant=_significant(r.get("p_adj"), alpha), n_unit="prompts read before and after"))
         shift = comp.get("probability_shift")
         if shift:

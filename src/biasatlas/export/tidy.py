@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from biasatlas.export.columns import STATISTICS
 from biasatlas.stats.families import family_label
 from biasatlas.stats.quality import Quality, answer_flags, not_tested, units_flag
 
@@ -116,7 +117,7 @@ def contact_rows(summary: dict[str, Any]) -> list[Row]:
                 "its samples' P(biased)", **_flag_columns(Quality().merge(base).merge(
                     units_flag("paired_t", test.get("n"), alpha, "t interval")), "paired_t", alpha),
             })
-    return rows
+    return _complete("contact", rows)
 
 
 def samaritan_rows(summary: dict[str, Any]) -> list[Row]:
@@ -168,4 +169,10 @@ def samaritan_rows(summary: dict[str, Any]) -> list[Row]:
             rows.append({**common, "test": name, "p": p, "p_adj": p_adj, **extra,
                          "significant": None if _missing(p_adj) else bool(p_adj < alpha),
                          **_flag_columns(quality, kind, alpha)})
-    return rows
+    return _complete("samaritan", rows)
+
+
+def _complete(probe: str, rows: list[Row]) -> list[Row]:
+    """Every column of the statistics table on every row, in its order (`summary --json` = the export)."""
+    return [{**dict.fromkeys(STATISTICS), "probe": probe, **{k: v for k, v in row.items() if k in STATISTICS}}
+            for row in rows]
