@@ -9,7 +9,8 @@ from __future__ import annotations
 #: columns every answers table starts with, in this order
 ANSWER_CORE: dict[str, str] = {
     "probe": "Probe name (contact, samaritan, stories, leakage, debias).",
-    "model": "Backend id of the model that answered (e.g. `openai:NAME@URL`, `local:NAME@DIGEST`).",
+    "model": "The model that answered: the display name an audit gave it (`models: - name:`), else its backend id "
+    "(e.g. `openai:NAME@URL`, `local:NAME@DIGEST`).",
     "mode": "How the model was asked: `generate` (free text) or `choice` (options scored by log-probability).",
     "language": "Language of the prompt (ISO 639-1 code).",
     "run_id": "The latest run (SQLite `runs.run_id`) that planned this prompt for this model; "
@@ -17,6 +18,12 @@ ANSWER_CORE: dict[str, str] = {
     "prompt_id": "Stable hash of the prompt's text and design factors (SQLite `prompts.prompt_id`).",
     "sample_index": "Which answer to the same prompt (0-based; several with `--samples N`).",
     "status": "`answered` (an answer is stored), `failed` (only errors are stored) or `pending` (not asked yet).",
+}
+
+#: columns an answers table has only in some studies (described, not ordered)
+ANSWER_OPTIONAL: dict[str, str] = {
+    "model_id": "Backend id of the model that answered (e.g. `local:smollm2@DIGEST`, `openai:NAME@URL`); present "
+    "when an audit gave the model a display name (then `model` holds that name).",
 }
 
 #: columns every answers table ends with, in this order (after the probe's own columns)
@@ -154,8 +161,8 @@ STATISTICS: dict[str, str] = {
     "probe": "Probe name.",
     "source": "The summary table the row comes from (`biasatlas summary --json`), e.g. `tests`, `groups`.",
     "headline": "True for the rows the report's overview shows (one per model × language cell and scale).",
-    "model": "Model: the backend id the answers are cached under (e.g. `local:smollm2@DIGEST`, "
-    "`openai:NAME@URL`); leakage: the model with its method and mode; debias: `before → after`.",
+    "model": "Model as the answers table shows it: an audit's display name, else the backend id (e.g. "
+    "`local:smollm2@DIGEST`); leakage: the model with its method and mode; debias: `before → after`.",
     "mode": "How the model was asked: `generate` or `choice` (contact).",
     "language": "Language of the test (leakage: the target language of the fit); empty when pooled.",
     "scale": "Answer scale of the contact prompts (certainty, likelihood, frequency).",

@@ -50,7 +50,11 @@ def run_info(store: Any, probe: str) -> dict[str, dict[str, str | None]]:
                            ("samples", config.get("samples")), ("temperature", settings.get("temperature"))):
             if value is not None and str(value) not in entry[key]:
                 entry[key].append(str(value))
-    return {model: {k: "; ".join(v) or None for k, v in entry.items()} for model, entry in info.items()}
+    from biasatlas.display import display_names
+
+    joined = {model: {k: "; ".join(v) or None for k, v in entry.items()} for model, entry in info.items()}
+    names = display_names(store.conn)  # an audit's rows name the model by its display name
+    return {**joined, **{names[m]: v for m, v in joined.items() if m in names}}
 
 
 def _subset(row: dict[str, Any], keys: Iterable[str]) -> str | None:
