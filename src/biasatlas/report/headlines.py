@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 COLUMNS = ["model", "language", "measure", "estimate", "ci_low", "ci_high", "test", "n", "p", "p_adj", "significant",
-           "flags", "flag_notes", "family", "correction", "probability_effect", "scale"]
+           "flags", "flag_notes", "family", "correction", "probability_effect", "scale", "seed", "samples"]
 
 
 def model_label(frame: pd.DataFrame) -> pd.Series:
@@ -60,7 +60,8 @@ def contact_headline(summary: dict[str, Any]) -> pd.DataFrame:
             "ci_low": _points(r.get("ci_low")), "ci_high": _points(r.get("ci_high")), "test": r.get("test"),
             "n": r.get("n"), "p": r.get("p"), "p_adj": r.get("p_adj"), "significant": bool(r.get("significant")),
             "flags": r.get("flags"), "flag_notes": r.get("flag_notes"), "family": r.get("family"),
-            "correction": r.get("correction"), "probability_effect": probability,
+            "correction": r.get("correction"), "probability_effect": probability, "seed": r.get("seed"),
+            "samples": r.get("samples"),
         })
     frame = pd.DataFrame(out)
     if frame.empty:
@@ -90,6 +91,7 @@ def samaritan_headline(summary: dict[str, Any]) -> pd.DataFrame:
             "test": f"{r.get('test')} over scenarios", "n": r.get("n"), "p": r.get("p"), "p_adj": r.get("p_adj"),
             "significant": bool(r.get("significant")), "flags": r.get("flags"), "flag_notes": r.get("flag_notes"),
             "family": r.get("family"), "correction": r.get("correction"), "probability_effect": None,
+            "seed": r.get("seed"), "samples": r.get("samples"),
         })
     return pd.DataFrame(out, columns=COLUMNS)
 

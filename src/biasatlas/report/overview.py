@@ -94,7 +94,8 @@ def _headline_lines(row: pd.Series, several: bool) -> tuple[list[str], str]:
         lines.append(str(row["probability_effect"]))
     p, q = row["p"], row["p_adj"]
     title = (f"{row['measure']}; {row['test']}; n {row['n']}; p {'–' if _missing(p) else f'{p:.3g}'}; adjusted p "
-             f"({row.get('correction')}; family {row.get('family')}) {'–' if _missing(q) else f'{q:.3g}'}")
+             f"({row.get('correction')}; family {row.get('family')}) {'–' if _missing(q) else f'{q:.3g}'}; "
+             f"seed {row.get('seed')}, samples {row.get('samples')} (aggregated per unit)")
     return lines, title
 
 
@@ -145,7 +146,8 @@ def overview_section(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.
         blocked = table["flags"].fillna("").astype(str).str.contains("not_tested|too_few_units")
         table.loc[blocked, ["ci_low", "ci_high"]] = math.nan  # an interval on too few units is not a finding
         ordered = table[["probe", "model", "language", "scale", "measure", "estimate", "ci_low", "ci_high", "test",
-                         "n", "p", "p_adj", "correction", "significant", "flags", "probability_effect"]]
+                         "n", "p", "p_adj", "correction", "significant", "flags", "probability_effect", "seed",
+                         "samples"]]
         section.add_table(ordered, caption="Headline tests (p adjusted within each probe's correction family; "
                           "flags: docs/methods.md)")
         section.add_plot(_forest(table), caption="Headline effects with 95% intervals (hover for n and p)")
