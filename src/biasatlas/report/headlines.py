@@ -54,6 +54,8 @@ def contact_headline(summary: dict[str, Any]) -> pd.DataFrame:
                            if not _missing(shift.get("ci_low")) else f"ΔP(biased) {shift['estimate']:+.3f}")
             if test is not None and not _missing(test.get("p_adj")):
                 probability += f", adjusted p {test['p_adj']:.3g} (paired t on log-odds)"
+        if probability is None and "one_option" in str(r.get("flags") or ""):
+            probability = "no probability-level effect: generate mode has no option probabilities (--mode choice)"
         out.append({
             "model": r.get("model"), "mode": r.get("mode"), "language": r.get("language"), "scale": r.get("scale"),
             "measure": "Δ % biased, positive − no contact", "estimate": _points(r.get("estimate")),

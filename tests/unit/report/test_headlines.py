@@ -173,3 +173,9 @@ def test_contact_interval_stays_within_100_points_on_small_n() -> None:
     assert -100.0 <= row["ci_low"] <= row["estimate"] <= row["ci_high"] <= 100.0
     assert row["ci_high"] > row["ci_low"]
     assert "too_few_units" in row["flags"]  # 3 discordant pairs: the exact test's smallest p is 0.25
+
+
+def test_one_option_in_generate_mode_says_there_is_no_probability_effect() -> None:
+    row = contact_headline(_contact_summary(_contact([(1.0, 0.0)] * 6 + [(0.0, 0.0)] * 20))).iloc[0]
+    assert "one_option" in row["flags"] and "generate mode has no option probabilities" in row["probability_effect"]
+    assert "too_few_units" not in row["flags"]  # 6 discordant sets: the exact test can reach p < 0.05
