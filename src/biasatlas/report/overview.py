@@ -9,6 +9,7 @@ import pandas as pd
 
 from biasatlas.report.html import Section, escape
 from biasatlas.report.publish import readable_columns
+from biasatlas.stats.quality import answer_flags
 
 METHODS = (
     "One cell per model and language of each probe. The headline is an effect against the probe's own "
@@ -92,15 +93,19 @@ def _headline_lines(row: pd.Series, several: bool) -> tuple[list[str], str]:
     lines += [f"⚑ {note}" for note in str(row.get("flag_notes") or "").split(" | ") if note]
     if row.get("probability_effect"):
         lines.append(str(row["probability_effect"]))
-    p, q = row["p"], row["p_adj"]
-    title = (f"{row['measure']}; {row['test']}; n {row['n']}; p {'–' if _missing(p) else f'{p:.3g}'}; adjusted p "
-             f"({row.get('correction')}; family {row.get('family')}) {'–' if _missing(q) else f'{q:.3g}'}; "
+    title = (f"{row['measure']}; {row['test']}; n {row['n']}; p {_p(row['p'])}; adjusted p "
+             f"({row.get('correction')}; family {row.get('family')}) {_p(row['p_adj'])}; "
              f"seed {row.get('seed')}, samples {row.get('samples')} (aggregated per unit)")
     return lines, title
 
 
 def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _p(value: object) -> str:
+    """A p-value for hover text: 3 significant digits, – where none was computed."""
+    return "–" if _missing(value) else f"{float(value):.3g}"  # type: ignore[arg-type]
 
 
 def _grid_cell(probe: str, model: str, language: str, heads: pd.DataFrame | None, validity: pd.DataFrame) -> str:
@@ -116,7 +121,10 @@ def _grid_cell(probe: str, model: str, language: str, heads: pd.DataFrame | None
             title.append(hover)
     if not title and vrow is not None:
         lines.append(NO_HEADLINE.get(probe, "no headline measure for this probe: see its section"))
-    if vrow is not None:
+    if vrow is not None:  # the cell's own answers: unreadable or refused above 20% (stats.quality)
+        answers = int(vrow["answers"])
+        cell = answer_flags(answers, answers - int(vrow.get("readable", answers)), int(vrow.get("refusals", 0)))
+        lines += [f"⚑ {note}" for note in cell.notes if f"⚑ {note}" not in lines]
         pct = vrow.get("readable_pct")
         readable = "–" if pct is None or pct != pct else f"{pct:.0f}%"
         lines.append(f"readable {readable} of {int(vrow['answers'])}")
@@ -165,7 +173,7 @@ def _forest(table: pd.DataFrame) -> Any:
         part = table[table["probe"] == probe]
         labels = part["model"].astype(str) + " · " + part["language"].astype(str)
         hover = [
-            f"{m}<br>{t}<br>n {n}, p {p:.3g}, adjusted p {q:.3g}" + ("<br>⚑ " + str(f) if f else "")
+            f"{m}<br>{t}<br>n {n}, p {_p(p)}, adjusted p {_p(q)}" + ("<br>⚑ " + str(f) if f else "")
             for m, t, n, p, q, f in zip(part["measure"], part["test"], part["n"], part["p"], part["p_adj"],
                                         part["flags"].where(part["flags"].notna(), None), strict=True)
         ]

@@ -156,7 +156,7 @@ def not_tested(reason: str) -> Quality:
 
 
 def answer_flags(answers: int, unreadable: int, refusals: int, top_share: float | None = None,
-                 top_label: str = "one option") -> Quality:
+                 top_label: str = "one option", what: str = "decisions") -> Quality:
     """The flags of a cell's answers: unreadable > 20%, refusals > 20%, one option >= 90% of the readable.
 
     ``top_share``: the share of the readable answers that give the most frequent option (or rating).
@@ -168,6 +168,6 @@ def answer_flags(answers: int, unreadable: int, refusals: int, top_share: float 
         if refusals / answers > REFUSAL_LIMIT:
             quality.add("refusals", f"{100 * refusals / answers:.0f}% of {answers} answers are refusals")
     if top_share is not None and not math.isnan(top_share) and top_share >= ONE_OPTION_LIMIT:
-        quality.add("one_option", f"answered {top_label} {100 * top_share:.0f}% of the time: decisions "
+        quality.add("one_option", f"answered {top_label} {100 * top_share:.0f}% of the time: {what} "
                     "cannot move")
     return quality
