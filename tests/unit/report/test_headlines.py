@@ -179,3 +179,16 @@ def test_one_option_in_generate_mode_says_there_is_no_probability_effect() -> No
     row = contact_headline(_contact_summary(_contact([(1.0, 0.0)] * 6 + [(0.0, 0.0)] * 20))).iloc[0]
     assert "one_option" in row["flags"] and "generate mode has no option probabilities" in row["probability_effect"]
     assert "too_few_units" not in row["flags"]  # 6 discordant sets: the exact test can reach p < 0.05
+
+
+def test_a_cell_flags_its_unreadable_answers_and_an_untested_headline_still_plots() -> None:
+    from biasatlas.report.overview import overview_section
+
+    frame = _contact([(1.0, 0.0)] * 6 + [(0.0, 0.0)] * 20)
+    heads = contact_headline(_contact_summary(frame))
+    heads = heads.astype({"p": object, "p_adj": object}).assign(p=None, p_adj=None)  # no test could be made
+    validity = pd.DataFrame([{"model": "m", "language": "en", "answers": 100, "readable": 40,
+                              "readable_pct": 40.0, "refusals": 30}])
+    html = grid_html({"contact": heads}, {"contact": validity}, {"contact": "Contact"})
+    assert "⚑ 60% of 100 answers unreadable" in html and "⚑ 30% of 100 answers are refusals" in html
+    assert overview_section({"contact": heads}, {"contact": validity}, {"contact": "Contact"}) is not None
