@@ -22,6 +22,7 @@ from biasatlas.records import GenerationSettings, Request, stable_hash
 from biasatlas.runner import run_plan
 from biasatlas.store import Store
 
+pytestmark = pytest.mark.slow  # no model, but a full report, summary and export: 12-16 s, too long for tests/unit
 KEYS = ("estimate", "ci_low", "ci_high", "p_adj")
 
 
