@@ -166,7 +166,11 @@ def test_statistics_are_the_summary_tests_in_one_shape(study: Path, exported: Pa
     assert bool(t.loc["male vs control", "significant"]) is bool(male["significant"])
     assert len(frames["stories"]) == len(stories["associations"]) > 0
     coefficients = [c for fit in leakage["fits"] for c in fit["coefficients"]]
-    assert len(frames["leakage"]) == len(coefficients) > 0
+    fitted = frames["leakage"][frames["leakage"]["source"] == "fits"]
+    assert len(fitted) == len(coefficients) > 0
+    dropped = frames["leakage"][frames["leakage"]["source"] == "dropped_fits"]
+    assert len(dropped) == len(leakage.get("dropped_fits") or [])  # a fit left out is a row with its reason
+    assert dropped["flag_notes"].str.contains(":").all()
     assert pd.concat(frames.values()).shape[0] == sum(len(f) for f in frames.values())
 
 

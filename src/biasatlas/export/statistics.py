@@ -148,6 +148,14 @@ def _leakage(summary: dict[str, Any]) -> list[Row]:
                 else None, "flags": None if fit.get("converged", True) else "not_converged",
                 "flag_notes": None if fit.get("converged", True) else f"not converged: {fit.get('method')}",
             })
+    for fit in summary.get("dropped_fits") or []:  # a fit left out says so, with its reason (issue 26)
+        stage = str(fit.get("stage") or "not fitted")
+        rows.append({
+            "source": "dropped_fits", "model": fit.get("variant"), "language": fit.get("target"),
+            "test": "linear mixed model (statsmodels MixedLM)", "n": fit.get("n_obs"), "n_unit": "(trait, group) cells",
+            "flags": "not_fitted" if stage == "not fitted" else "not_converged",
+            "flag_notes": f"{stage}: {fit.get('reason')}", "alpha": alpha,
+        })
     return rows
 
 

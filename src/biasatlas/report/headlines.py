@@ -98,9 +98,23 @@ def samaritan_headline(summary: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(out, columns=COLUMNS)
 
 
+def leakage_headline(summary: dict[str, Any]) -> pd.DataFrame:
+    """No effect headline: a cell shows why a leakage fit was left out (not fitted, not converged), if one was."""
+    from biasatlas.export.statistics import statistics_rows
+
+    out = [{
+        "model": str(r["model"]).rsplit(" [", 1)[0],  # the variant "NAME [theme/choice]": the grid's model NAME
+        "language": r["language"], "measure": f"cross-language leakage (mixed model; {r['model']})",
+        "estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "test": r["test"], "n": r["n"],
+        "p": math.nan, "p_adj": math.nan, "significant": False, "flags": r["flags"], "flag_notes": r["flag_notes"],
+    } for r in statistics_rows("leakage", summary) if r.get("source") == "dropped_fits"]
+    return pd.DataFrame(out, columns=COLUMNS)
+
+
 HEADLINES: dict[str, Callable[[dict[str, Any]], pd.DataFrame]] = {
     "contact": contact_headline,
     "samaritan": samaritan_headline,
+    "leakage": leakage_headline,
 }
 
 

@@ -86,12 +86,13 @@ def _headline_lines(row: pd.Series, several: bool) -> tuple[list[str], str]:
     flags = str(row.get("flags") or "")
     prefix = f"{row['scale']}: " if several and row.get("scale") else ""
     mark = "<span class='sig'>*</span>" if bool(row["significant"]) else ""
-    if "not_tested" in flags or "too_few_units" in flags:  # an interval on too few units is not a finding
+    if any(code in flags for code in ("not_tested", "too_few_units", "not_fitted", "not_converged")):
+        # an interval on too few units is not a finding
         lines = [f"{prefix}{_fmt(row['estimate'])} (no interval shown)"]
     else:
         lines = [f"{prefix}{_fmt(row['estimate'])} [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]{mark}"]
     lines += [f"⚑ {note}" for note in str(row.get("flag_notes") or "").split(" | ") if note]
-    if row.get("probability_effect"):
+    if isinstance(row.get("probability_effect"), str):
         lines.append(str(row["probability_effect"]))
     title = (f"{row['measure']}; {row['test']}; n {row['n']}; p {_p(row['p'])}; adjusted p "
              f"({row.get('correction')}; family {row.get('family')}) {_p(row['p_adj'])}; "
@@ -151,7 +152,7 @@ def overview_section(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.
     frames = [t.assign(probe=titles.get(p, p)) for p, t in headlines.items() if not t.empty]
     if frames:
         table = pd.concat(frames, ignore_index=True)
-        blocked = table["flags"].fillna("").astype(str).str.contains("not_tested|too_few_units")
+        blocked = table["flags"].fillna("").astype(str).str.contains("not_|too_few_units")
         table.loc[blocked, ["ci_low", "ci_high"]] = math.nan  # an interval on too few units is not a finding
         ordered = table[["probe", "model", "language", "scale", "measure", "estimate", "ci_low", "ci_high", "test",
                          "n", "p", "p_adj", "correction", "significant", "flags", "probability_effect", "seed",

@@ -27,6 +27,7 @@ FLAGS: dict[str, str] = {
     "one_option": "one option (or one rating) in >= 90% of the readable answers: decisions cannot move",
     "unreadable": "more than 20% of the answers could not be read",
     "refusals": "more than 20% of the answers are refusals",
+    "not_fitted": "the model was not fitted (the reason follows, e.g. too little data)",
     "not_converged": "the model fit did not converge",
 }
 
@@ -62,7 +63,7 @@ class Quality:
     @property
     def blocks_interval(self) -> bool:
         """True when the row's interval must not be shown as a finding."""
-        return bool({"not_tested", "too_few_units"} & set(self.codes))
+        return bool({"not_tested", "too_few_units", "not_fitted", "not_converged"} & set(self.codes))
 
 
 @lru_cache(maxsize=64)

@@ -192,3 +192,17 @@ def test_a_cell_flags_its_unreadable_answers_and_an_untested_headline_still_plot
     html = grid_html({"contact": heads}, {"contact": validity}, {"contact": "Contact"})
     assert "⚑ 60% of 100 answers unreadable" in html and "⚑ 30% of 100 answers are refusals" in html
     assert overview_section({"contact": heads}, {"contact": validity}, {"contact": "Contact"}) is not None
+
+
+def test_a_leakage_fit_left_out_says_why_in_its_cell() -> None:
+    from biasatlas.report.headlines import leakage_headline
+
+    reason = "too little data: 14 complete (trait, group) cells"
+    summary = {"settings": {"alpha": 0.05}, "fits": [], "dropped_fits": [
+        {"variant": "M [theme/choice]", "target": "en", "n_obs": 0, "stage": "not fitted", "reason": reason}]}
+    heads = leakage_headline(summary)
+    assert heads.iloc[0]["model"] == "M" and heads.iloc[0]["flags"] == "not_fitted"
+    validity = pd.DataFrame([{"model": "M", "language": "en", "answers": 24, "readable": 24, "readable_pct": 100.0,
+                              "refusals": 0}])
+    html = grid_html({"leakage": heads}, {"leakage": validity}, {"leakage": "Leakage"})
+    assert f"⚑ not fitted: {reason}" in html and html.count("class='drill'") == 1
