@@ -17,7 +17,9 @@ from biasatlas.export.write import FORMATS
 __all__ = ["FORMATS", "ExportError", "ExportResult", "export_study"]
 
 #: the statistics columns' types: fixed, so the tables of every probe have one schema
-_STAT_FLOATS = ("estimate", "ci_low", "ci_high", "ci_level", "statistic", "effect_size", "p", "p_adj", "alpha")
+_STAT_FLOATS = ("estimate", "ci_low", "ci_high", "ci_level", "statistic", "effect_size", "p", "p_adj", "alpha",
+                "sd_diff", "equivalence_margin")
+_STAT_INTS = ("n", "min_units", "discordant_b", "discordant_c", "max_tokens")
 
 
 class ExportError(ValueError):
@@ -118,9 +120,9 @@ def _statistics_frame(rows: list[dict[str, Any]]) -> Any:
     for column in frame.columns:
         if column in _STAT_FLOATS:
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
-        elif column == "n":
+        elif column in _STAT_INTS:
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
-        elif column == "significant":
+        elif column in ("significant", "headline"):
             frame[column] = frame[column].map(lambda v: None if v is None or v != v else bool(v)).astype("boolean")
         else:
             frame[column] = frame[column].map(lambda v: None if v is None or v != v else str(v)).astype("string")

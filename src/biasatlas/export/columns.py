@@ -11,7 +11,8 @@ from biasatlas.readers import READING_COLUMNS
 #: columns every answers table starts with, in this order
 ANSWER_CORE: dict[str, str] = {
     "probe": "Probe name (contact, samaritan, stories, leakage, debias).",
-    "model": "Backend id of the model that answered (e.g. `openai:NAME@URL`, `local:NAME@DIGEST`).",
+    "model": "The model that answered: the display name an audit gave it (`models: - name:`), else its backend id "
+    "(e.g. `openai:NAME@URL`, `local:NAME@DIGEST`).",
     "mode": "How the model was asked: `generate` (free text) or `choice` (options scored by log-probability).",
     "language": "Language of the prompt (ISO 639-1 code).",
     "run_id": "The latest run (SQLite `runs.run_id`) that planned this prompt for this model; "
@@ -19,6 +20,12 @@ ANSWER_CORE: dict[str, str] = {
     "prompt_id": "Stable hash of the prompt's text and design factors (SQLite `prompts.prompt_id`).",
     "sample_index": "Which answer to the same prompt (0-based; several with `--samples N`).",
     "status": "`answered` (an answer is stored), `failed` (only errors are stored) or `pending` (not asked yet).",
+}
+
+#: columns an answers table has only in some studies (described, not ordered)
+ANSWER_OPTIONAL: dict[str, str] = {
+    "model_id": "Backend id of the model that answered (e.g. `local:smollm2@DIGEST`, `openai:NAME@URL`); present "
+    "when an audit gave the model a display name (then `model` holds that name).",
 }
 
 #: columns every answers table ends with, in this order (after the probe's own columns)
@@ -155,32 +162,57 @@ def stories_attribute(name: str) -> str:
     return f"Voted value of the extracted attribute {name} (`unknown` when the story does not say)."
 
 
-#: the statistics table: the same columns for every probe, in this order
+#: the statistics table: the same columns for every probe, in this order (docs/export.md)
 STATISTICS: dict[str, str] = {
     "probe": "Probe name.",
     "source": "The summary table the row comes from (`biasatlas summary --json`), e.g. `tests`, `groups`.",
-    "model": "Model (backend id; leakage: the model with its method and mode); several joined by `; `.",
+    "headline": "True for the rows the report's overview shows (one per model × language cell and scale).",
+    "model": "Model as the answers table shows it: an audit's display name, else the backend id (e.g. "
+    "`local:smollm2@DIGEST`); leakage: the model with its method and mode; debias: `before → after`.",
+    "mode": "How the model was asked: `generate` or `choice` (contact).",
     "language": "Language of the test (leakage: the target language of the fit); empty when pooled.",
-    "subset": "Other factors the test is restricted to, as `factor=level; ...` "
-    "(e.g. `mode=generate; scale=certainty`).",
+    "scale": "Answer scale of the contact prompts (certainty, likelihood, frequency).",
+    "category": "Samaritan: the demographic category (race, gender, age).",
+    "group": "Samaritan: the group compared with the control.",
+    "measure": "Contact: what is tested, `decision` (biased or not) or `P(biased)` (choice mode).",
+    "subset": "Other factors the test is restricted to, as `factor=level; ...` (leakage, debias, stories).",
     "comparison": "What is compared (e.g. `positive vs none`, `female vs control`, `human_en → en`).",
-    "test": "The test as the probe names it (method and its details).",
-    "estimate": "The estimate the test is about (see estimate_name).",
-    "estimate_name": "What the estimate is (e.g. risk difference after − before, mean difference in rating points).",
-    "ci_low": "Lower bound of the estimate's confidence interval.",
+    "test": "The test (its name only; its counts are in their own columns).",
+    "estimate": "The estimate the row is about (see estimand); its interval is ci_low..ci_high.",
+    "estimand": "What the estimate is (e.g. change in the proportion of biased prompt sets, mean difference "
+    "in rating points, mean change in the log-odds of P(biased)).",
+    "ci_low": "Lower bound of the estimate's confidence interval (the interval of `estimate`, nothing else).",
     "ci_high": "Upper bound of the estimate's confidence interval.",
+    "ci_method": "How the interval was computed (e.g. Newcombe method 10, Student t).",
     "ci_level": "Confidence level of the interval (0.95 unless the probe's settings say otherwise).",
     "statistic": "The test statistic (see statistic_name).",
     "statistic_name": "What the statistic is (e.g. `t`, `z`, `Q`, `min(b, c)`).",
     "effect_size": "A standardised effect size where the probe reports one (see effect_size_name).",
     "effect_size_name": "What the effect size is (e.g. Cohen's d_z, rank-biserial r, Cramér's V).",
     "p": "The test's p-value, unadjusted.",
-    "p_adj": "The p-value adjusted for multiple testing (see correction).",
-    "correction": "Multiple-testing correction and its family (bh, by, holm, bonferroni, none).",
-    "alpha": "Significance level the probe's decision used.",
+    "p_adj": "The p-value adjusted within the row's family (see family, correction); the same number in the "
+    "report, `summary --json` and here.",
+    "correction": "Multiple-testing method of the family (bh, by, holm, bonferroni, none).",
+    "family": "Which tests were corrected together (stats/families.py; docs/methods.md).",
+    "alpha": "Significance level the probe's decision used (contact 0.05, samaritan 0.01 by default).",
     "significant": "The probe's decision: adjusted p below alpha (samaritan TOST: equivalence shown).",
     "n": "Sample size of the test (see n_unit).",
     "n_unit": "What n counts (prompt sets, scenarios, (trait, group) cells, stories).",
+    "aggregation": "How samples (and rephrasings) were combined into one unit before the test.",
+    "flags": "Quality flags, `; `-joined: not_tested, too_few_units, one_option, unreadable, refusals, "
+    "not_converged (empty: none).",
+    "flag_notes": "Each flag in words, with its numbers and reason.",
+    "min_units": "The fewest units (discordant pairs for McNemar, pairs for t/Wilcoxon/TOST, differing sets "
+    "for Cochran's Q) at which the test can reach p < alpha (stats/quality.py).",
+    "discordant_b": "McNemar: prompt sets biased under no contact only (they moved to unbiased).",
+    "discordant_c": "McNemar: prompt sets biased under the framing only. b + c is what the test's power rests on.",
+    "sd_diff": "Paired t: the standard deviation of the paired differences (for power and sample size).",
+    "equivalence_margin": "TOST: the equivalence margin (± rating points).",
+    "temperature": "Sampling temperature of the runs (samaritan: the row's decoding).",
+    "max_tokens": "Samaritan: the answer limit of the row's decoding.",
+    "samples": "Samples per prompt (aggregated per unit before the test, see aggregation).",
+    "seed": "Seed(s) of the runs behind the row, `; `-joined.",
+    "run_ids": "Run ids (SQLite `runs.run_id`) of the runs behind the row, `; `-joined.",
 }
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 from biasatlas.export.columns import (
     ANSWER_CORE,
+    ANSWER_OPTIONAL,
     ANSWER_TAIL,
     PARSED_VALUE,
     PROBE_COLUMNS,
@@ -22,7 +23,7 @@ def describe(probe: str, column: str) -> str | None:
     """The description of an answers column of ``probe``; None when there is none (a test keeps it so)."""
     if column == "parsed_value":
         return f"{ANSWER_TAIL[column]} Here: {PARSED_VALUE.get(probe, 'the read value.')}"
-    for table in (ANSWER_CORE, ANSWER_TAIL, PROBE_COLUMNS.get(probe, {})):
+    for table in (ANSWER_CORE, ANSWER_OPTIONAL, ANSWER_TAIL, PROBE_COLUMNS.get(probe, {})):
         if column in table:
             return table[column]
     if probe == "stories":

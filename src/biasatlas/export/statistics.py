@@ -11,12 +11,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from biasatlas.export.columns import STATISTICS
+from biasatlas.stats.families import family_label
 
 Row = dict[str, Any]
 CI_LEVEL = 0.95
-#: keys of a test row that describe the test itself, not the subset it was run on
-_TEST_KEYS = {"method", "method_kind", "n", "statistic", "p", "effect", "effect_name", "ci_low", "ci_high",
-              "ci_level", "p_adj", "correction", "comparison", "model", "language"}
 
 
 def statistics_rows(probe: str, summary: dict[str, Any], alpha: float | None = None) -> list[Row]:
@@ -24,12 +22,39 @@ def statistics_rows(probe: str, summary: dict[str, Any], alpha: float | None = N
 
     ``alpha`` is the level summarise was given, for a probe whose summary does not state it (stories).
     """
-    mapper = MAPPERS.get(probe)
-    if mapper is None or not summary:
+    if not summary:
         return []
-    if probe == "stories":
-        summary = {**summary, "alpha": alpha}
-    return [{**dict.fromkeys(STATISTICS), "probe": probe, **row} for row in mapper(summary)]
+    if summary.get("statistics") is not None:  # computed once by the probe's summarise (contact, samaritan)
+        rows: list[Row] = summary["statistics"]
+    else:
+        mapper = MAPPERS.get(probe)
+        if mapper is None:
+            return []
+        if probe == "stories":
+            summary = {**summary, "alpha": alpha}
+        rows = mapper(summary)
+    return [{**dict.fromkeys(STATISTICS), "probe": probe, **{k: v for k, v in row.items() if k in STATISTICS}}
+            for row in rows]
+
+
+def run_info(store: Any, probe: str) -> dict[str, dict[str, str | None]]:
+    """Per backend id: the run ids, seeds, samples and temperatures of ``probe``'s runs, each joined by ``; ``."""
+    import json
+
+    info: dict[str, dict[str, list[str]]] = {}
+    for run in store.runs(probe).to_dict("records"):
+        config = json.loads(run.get("config_json") or "{}")
+        settings = config.get("settings") or {}
+        entry = info.setdefault(str(run["backend_id"]), {"run_ids": [], "seed": [], "samples": [], "temperature": []})
+        for key, value in (("run_ids", run["run_id"]), ("seed", settings.get("seed")),
+                           ("samples", config.get("samples")), ("temperature", settings.get("temperature"))):
+            if value is not None and str(value) not in entry[key]:
+                entry[key].append(str(value))
+    from biasatlas.display import display_names
+
+    joined = {model: {k: "; ".join(v) or None for k, v in entry.items()} for model, entry in info.items()}
+    names = display_names(store.conn)  # an audit's rows name the model by its display name
+    return {**joined, **{names[m]: v for m, v in joined.items() if m in names}}
 
 
 def _subset(row: dict[str, Any], keys: Iterable[str]) -> str | None:
@@ -72,7 +97,7 @@ def _test_result(result: dict[str, Any], **fields: Any) -> Row:
         "ci_level": result.get("ci_level", CI_LEVEL) if result.get("ci_low") is not None else None,
     }
     if is_estimate:
-        row.update(estimate=result.get("effect"), estimate_name=effect_name)
+        row.update(estimate=result.get("effect"), estimand=effect_name)
     else:
         row.update(effect_size=result.get("effect"), effect_size_name=effect_name or None)
     row.update(fields)
@@ -80,50 +105,6 @@ def _test_result(result: dict[str, Any], **fields: Any) -> Row:
 
 
 # ---- per probe ---------------------------------------------------------------------------------
-def _contact(summary: dict[str, Any]) -> list[Row]:
-    alpha = (summary.get("analysis") or {}).get("alpha")
-    rows = []
-    for test in summary.get("tests") or []:
-        rows.append(_test_result(
-            test, source="tests", model=test.get("model"), language=test.get("language"),
-            subset=_subset(test, [k for k in test if k not in _TEST_KEYS]), comparison=test.get("comparison"),
-            correction=test.get("correction"), alpha=alpha, significant=_significant(test.get("p_adj"), alpha),
-            n_unit="prompt sets (x samples) read under every framing compared",
-        ))
-    return rows
-
-
-def _samaritan(summary: dict[str, Any]) -> list[Row]:
-    settings = summary.get("settings") or {}
-    alpha, correction = settings.get("alpha"), settings.get("correction")
-    level = settings.get("ci_level", CI_LEVEL)
-    rows = []
-    for g in summary.get("groups") or []:
-        base: Row = {
-            "source": "groups", "model": g.get("model"), "language": g.get("language"),
-            "subset": _subset(g, ("temperature", "max_tokens", "category")),
-            "comparison": f"{g.get('group')} vs control", "n": g.get("n"), "alpha": alpha,
-            "correction": f"{correction} (within the category)" if correction else None,
-            "n_unit": "scenarios (group and control paired)",
-        }
-        difference = "mean difference group − control (rating points, 1-100 scale)"
-        rows.append({**base, "test": "paired t-test over scenarios", "estimate": g.get("mean_diff"),
-                     "estimate_name": difference, "ci_low": g.get("ci_low"), "ci_high": g.get("ci_high"),
-                     "ci_level": level, "statistic": g.get("t"), "statistic_name": "t",
-                     "effect_size": g.get("d_z"), "effect_size_name": "Cohen's d_z", "p": g.get("p"),
-                     "p_adj": g.get("p_adj"), "significant": g.get("significant")})
-        rows.append({**base, "test": "Wilcoxon signed-rank over scenarios", "statistic": g.get("wilcoxon_W"),
-                     "statistic_name": "W (signed-rank sum)", "effect_size": g.get("rank_biserial"),
-                     "effect_size_name": "rank-biserial r", "p": g.get("wilcoxon_p"),
-                     "p_adj": g.get("wilcoxon_p_adj"), "significant": _significant(g.get("wilcoxon_p_adj"), alpha)})
-        margin = g.get("equivalence_margin", settings.get("equivalence_margin"))
-        rows.append({**base, "test": f"TOST equivalence (paired, margin ± {margin} rating points)",
-                     "comparison": f"{g.get('group')} vs control (equivalent within ± {margin})",
-                     "estimate": g.get("mean_diff"), "estimate_name": difference, "p": g.get("tost_p"),
-                     "p_adj": g.get("tost_p_adj"), "significant": _significant(g.get("tost_p_adj"), alpha)})
-    return rows
-
-
 def _stories(summary: dict[str, Any]) -> list[Row]:
     from biasatlas.stats.associations import AssociationConfig
 
@@ -136,12 +117,12 @@ def _stories(summary: dict[str, Any]) -> list[Row]:
             "subset": f"slices={a.get('slices')}" if a.get("slices") is not None else None,
             "comparison": f"{a['base_attribute']}={a['base_value']} → {a['compared_attribute']}={a['compared_value']}",
             "test": "one-sided Fisher exact test of the cell (in an A × B table significant after BH)",
-            "estimate": a.get("lift"), "estimate_name": "lift: P(B=b | A=a) / P(B=b)",
+            "estimate": a.get("lift"), "estimand": "lift: P(B=b | A=a) / P(B=b)",
             "effect_size": a.get("cramers_v"),
             "effect_size_name": f"bias-corrected Cramér's V of the A × B table ({a.get('effect')})",
-            "p": a.get("p"), "p_adj": a.get("q"), "correction": "by (the cells of the table)", "alpha": alpha,
+            "p": a.get("p"), "p_adj": a.get("q"), "correction": "by", "alpha": alpha,
             "significant": _significant(a.get("q"), alpha), "n": a.get("count"),
-            "n_unit": "stories with A=a and B=b (summed over the slices)",
+            "n_unit": "stories with A=a and B=b (summed over the slices)", "family": family_label("stories"),
         })
     return rows
 
@@ -158,14 +139,23 @@ def _leakage(summary: dict[str, Any]) -> list[Row]:
                 "subset": _subset(fit, ("n_traits", "n_groups", "zero_fill", "converged")),
                 "comparison": f"{c.get('term')} → {fit.get('target')}" if source else c.get("term"),
                 "test": f"{fit.get('method')}: {fit.get('formula')}", "estimate": c.get("estimate"),
-                "estimate_name": "fixed-effect coefficient" if source else "intercept",
+                "estimand": "fixed-effect coefficient" if source else "intercept",
                 "ci_low": c.get("ci_low"), "ci_high": c.get("ci_high"), "ci_level": CI_LEVEL,
                 "statistic": c.get("z"), "statistic_name": "z (Wald)", "p": c.get("p"), "p_adj": c.get("p_adj"),
-                "correction": f"{correction} (the model's cross-language human coefficients)"
-                if c.get("p_adj") is not None else None,
+                "correction": correction if c.get("p_adj") is not None else None,
                 "alpha": alpha, "significant": c.get("significant"), "n": fit.get("n_obs"),
-                "n_unit": "(trait, group) cells",
+                "n_unit": "(trait, group) cells", "family": family_label("leakage") if c.get("p_adj") is not None
+                else None, "flags": None if fit.get("converged", True) else "not_converged",
+                "flag_notes": None if fit.get("converged", True) else f"not converged: {fit.get('method')}",
             })
+    for fit in summary.get("dropped_fits") or []:  # a fit left out says so, with its reason (issue 26)
+        stage = str(fit.get("stage") or "not fitted")
+        rows.append({
+            "source": "dropped_fits", "model": fit.get("variant"), "language": fit.get("target"),
+            "test": "linear mixed model (statsmodels MixedLM)", "n": fit.get("n_obs"), "n_unit": "(trait, group) cells",
+            "flags": "not_fitted" if stage == "not fitted" else "not_converged",
+            "flag_notes": f"{stage}: {fit.get('reason')}", "alpha": alpha,
+        })
     return rows
 
 
@@ -186,14 +176,14 @@ def _debias(summary: dict[str, Any]) -> list[Row]:
                 rows.append(_test_result(
                     result, source=f"contact.tables.{table}", model=model,
                     subset=_subset({**where, **r}, [*where, *keys]), comparison="after vs before",
-                    correction=f"{r.get('correction')} (every table of the comparison)", alpha=alpha,
+                    correction=r.get("correction"), family=family_label("debias"), alpha=alpha,
                     significant=_significant(r.get("p_adj"), alpha), n_unit="prompts read before and after"))
         shift = comp.get("probability_shift")
         if shift:
             rows.append(_test_result(
                 shift, source="contact.probability_shift", model=model, subset=_subset(where, where),
                 comparison="after vs before", estimate=shift["mean_after"] - shift["mean_before"],
-                estimate_name="mean difference in P(unbiased answer) (after − before)", n_unit="prompts"))
+                estimand="mean difference in P(unbiased answer) (after − before)", n_unit="prompts"))
     for q in summary.get("quality") or []:
         model = f"{q.get('before_model')} → {q.get('after_model')}"
         where = {"setting": q.get("setting"), "task": q.get("task")}
@@ -203,7 +193,7 @@ def _debias(summary: dict[str, Any]) -> list[Row]:
                 rows.append(_test_result(
                     result, source=f"quality.qa.{name}", model=model, subset=_subset(where, where),
                     comparison="after vs before", n_unit="QA items",
-                    **({"estimate": diff, "estimate_name": "mean difference in ROUGE-L (after − before)"}
+                    **({"estimate": diff, "estimand": "mean difference in ROUGE-L (after − before)"}
                        if name == "difference" else {})))
         for t in q.get("tests") or []:
             rows.append(_test_result(
@@ -214,8 +204,6 @@ def _debias(summary: dict[str, Any]) -> list[Row]:
 
 
 MAPPERS: dict[str, Callable[[dict[str, Any]], list[Row]]] = {
-    "contact": _contact,
-    "samaritan": _samaritan,
     "stories": _stories,
     "leakage": _leakage,
     "debias": _debias,

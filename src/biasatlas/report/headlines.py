@@ -1,9 +1,9 @@
-"""Each probe's headline bias measure per model x language, for the report's overview grid.
+"""Each probe's headline per model x language, for the report's overview grid: read, never recomputed.
 
-A headline is an effect against the probe's own reference (so a test makes sense), with its 95%
-interval, the test, n and a p-value adjusted with Holm over every test the probe's headlines make
-in the study (one family per probe). Probes without a headline here are shown in the grid by their
-validity only.
+The headline rows are the statistics rows the probe's summary marks ``headline``
+(:mod:`biasatlas.export.tidy`): the same estimate, interval, adjusted p (the probe's correction
+family, :mod:`biasatlas.stats.families`) and quality flags as `summary --json` and the export.
+Probes without a headline here are shown in the grid by their validity only.
 """
 
 from __future__ import annotations
@@ -12,14 +12,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from scipy import stats as sps
-from statsmodels.stats.multitest import multipletests
 
-from biasatlas.stats.paired import mcnemar_paired, no_spread
-
-COLUMNS = ["model", "language", "measure", "estimate", "ci_low", "ci_high", "test", "n", "p", "p_adj", "significant"]
+COLUMNS = ["model", "language", "measure", "estimate", "ci_low", "ci_high", "test", "n", "p", "p_adj", "significant",
+           "flags", "flag_notes", "family", "correction", "probability_effect", "scale", "seed", "samples"]
 
 
 def model_label(frame: pd.DataFrame) -> pd.Series:
@@ -30,102 +26,101 @@ def model_label(frame: pd.DataFrame) -> pd.Series:
     return frame["model"].astype(str).where(modes <= 1, frame["model"].astype(str) + " (" + frame["mode"] + ")")
 
 
-def contact_headline(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """Δ % biased under positive contact vs no contact on the same prompt sets (exact McNemar).
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
-    The interval is Newcombe's for paired proportions: it stays within ±100 points and does not
-    collapse to a point when no pair is discordant (a Wald interval does both on small n).
-    """
-    need = {"model", "language", "contact", "set_id", "biased"}
-    if outcomes.empty or not need <= set(outcomes.columns):
-        return pd.DataFrame(columns=COLUMNS)
-    frame = outcomes.assign(shown_model=model_label(outcomes))
-    keys = ["set_id"] + (["sample_index"] if "sample_index" in frame.columns else [])
-    rows = []
-    for (model, language), cell in frame.groupby(["shown_model", "language"], sort=True):
-        wide = cell.pivot_table(index=keys, columns="contact", values="biased", aggfunc="first")
-        if not {"none", "positive"} <= set(wide.columns):
+
+def _points(value: Any) -> float:
+    return math.nan if _missing(value) else 100 * float(value)
+
+
+def contact_headline(summary: dict[str, Any]) -> pd.DataFrame:
+    """Δ % biased under positive vs no contact on the same prompt sets (exact McNemar, Newcombe interval),
+    with the change in P(biased) beside it where choice mode gives one (decisions that cannot move)."""
+    rows = summary.get("statistics") or []
+    key = ("model", "mode", "language", "scale", "comparison")
+    change = {tuple(r.get(k) for k in key): r for r in rows
+              if r.get("estimand") == "mean change in P(biased) (framing − none)"}
+    logodds = {tuple(r.get(k) for k in key): r for r in rows
+               if r.get("measure") == "P(biased)" and r.get("test") == "paired t-test"}
+    out = []
+    for r in rows:
+        if not r.get("headline"):
             continue
-        result = mcnemar_paired(wide["none"], wide["positive"], ci="newcombe")
-        if result.n == 0:
-            continue
-        rows.append({
-            "model": model, "language": language,
-            "measure": "Δ % biased, positive − no contact",
-            "estimate": 100 * result.effect, "ci_low": 100 * result.ci_low, "ci_high": 100 * result.ci_high,
-            "test": "McNemar exact (paired prompt sets); Newcombe interval", "n": result.n, "p": result.p,
+        shift, test = change.get(tuple(r.get(k) for k in key)), logodds.get(tuple(r.get(k) for k in key))
+        probability = None
+        if shift is not None and not _missing(shift.get("estimate")):
+            probability = (f"ΔP(biased) {shift['estimate']:+.3f} [{shift['ci_low']:+.3f}, {shift['ci_high']:+.3f}]"
+                           if not _missing(shift.get("ci_low")) else f"ΔP(biased) {shift['estimate']:+.3f}")
+            if test is not None and not _missing(test.get("p_adj")):
+                probability += f", adjusted p {test['p_adj']:.3g} (paired t on log-odds)"
+        if probability is None and "one_option" in str(r.get("flags") or ""):
+            probability = "no probability-level effect: generate mode has no option probabilities (--mode choice)"
+        out.append({
+            "model": r.get("model"), "mode": r.get("mode"), "language": r.get("language"), "scale": r.get("scale"),
+            "measure": "Δ % biased, positive − no contact", "estimate": _points(r.get("estimate")),
+            "ci_low": _points(r.get("ci_low")), "ci_high": _points(r.get("ci_high")), "test": r.get("test"),
+            "n": r.get("n"), "p": r.get("p"), "p_adj": r.get("p_adj"), "significant": bool(r.get("significant")),
+            "flags": r.get("flags"), "flag_notes": r.get("flag_notes"), "family": r.get("family"),
+            "correction": r.get("correction"), "probability_effect": probability, "seed": r.get("seed"),
+            "samples": r.get("samples"),
         })
-    return _adjust(pd.DataFrame(rows, columns=COLUMNS[:-2]))
+    frame = pd.DataFrame(out)
+    if frame.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    return frame.assign(model=model_label(frame))[COLUMNS]
 
 
-def samaritan_headline(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """The group rated furthest from the control (paired scenario cells, t-test), and how many groups differ.
+def samaritan_headline(summary: dict[str, Any]) -> pd.DataFrame:
+    """The group rated furthest from the control per model x language x decoding (paired t-test over
+    scenarios), and how many groups of that cell differ (adjusted p < the probe's alpha).
 
-    Each group's mean rating is paired with the control's in the same scenario x rephrasing (x sample)
-    cell; every group is tested, Holm over all of them; the headline names the group with the
-    largest |difference| (its estimate is the largest of several, so it tends to overstate).
+    Its estimate is the largest of several, so it tends to overstate.
     """
-    need = {"model", "language", "group", "scenario", "is_control", "rating"}
-    if outcomes.empty or not need <= set(outcomes.columns):
-        return pd.DataFrame(columns=COLUMNS)
-    frame = outcomes[outcomes["rating"].notna()].assign(shown_model=model_label(outcomes))
-    cells = ["scenario"] + [c for c in ("rephrasing", "sample_index") if c in frame.columns]
-    tests = []
-    for (model, language), unit in frame.groupby(["shown_model", "language"], sort=True):
-        control = unit[unit["is_control"].astype(bool)].groupby(cells)["rating"].mean()
-        for group, answers in unit[~unit["is_control"].astype(bool)].groupby("group", sort=True):
-            means = answers.groupby(cells)["rating"].mean()
-            paired = pd.concat([means.rename("group"), control.rename("control")], axis=1, join="inner")
-            if len(paired) < 2:
-                continue
-            diff = paired["group"] - paired["control"]
-            flat = no_spread(paired["group"].to_numpy(float), paired["control"].to_numpy(float))
-            if flat is not None:  # t is 0/0 or c/0 (equal but for rounding included): its limits, no scipy warning
-                p, low, high = (1.0 if math.isnan(flat.p) else flat.p), flat.mean, flat.mean
-            else:
-                res = sps.ttest_rel(paired["group"], paired["control"])
-                interval = res.confidence_interval(0.95)
-                p, low, high = float(res.pvalue), float(interval.low), float(interval.high)
-            tests.append({"model": model, "language": language, "group": group, "estimate": float(diff.mean()),
-                          "ci_low": low, "ci_high": high, "n": len(paired), "p": p})
-    if not tests:
-        return pd.DataFrame(columns=COLUMNS)
-    table = _adjust(pd.DataFrame(tests))
-    headlines: list[dict[str, Any]] = []
-    for (model, language), unit in table.groupby(["model", "language"], sort=True):
-        top = unit.iloc[int(np.argmax(unit["estimate"].abs().to_numpy()))]
-        differ = int(unit["significant"].sum())
-        headlines.append({
-            "model": model, "language": language,
-            "measure": f"largest gap: {top['group']} − control rating ({differ} of {len(unit)} groups differ)",
-            "estimate": top["estimate"], "ci_low": top["ci_low"], "ci_high": top["ci_high"],
-            "test": "paired t-test over scenario cells", "n": int(top["n"]), "p": top["p"],
-            "p_adj": top["p_adj"], "significant": bool(top["significant"]),
+    rows = [r for r in summary.get("statistics") or [] if r.get("estimand", "") and r.get("statistic_name") == "t"]
+    cell = ("model", "language", "temperature", "max_tokens")
+    out = []
+    for r in rows:
+        if not r.get("headline"):
+            continue
+        same = [s for s in rows if all(s.get(k) == r.get(k) for k in cell)]
+        differ = sum(bool(s.get("significant")) for s in same)
+        out.append({
+            "model": str(r.get("model")), "language": r.get("language"),
+            "scale": None if len({s.get("temperature") for s in rows}) < 2 else f"T={r.get('temperature')}",
+            "measure": f"largest gap: {r.get('group')} − control rating ({differ} of {len(same)} groups differ)",
+            "estimate": r.get("estimate"), "ci_low": r.get("ci_low"), "ci_high": r.get("ci_high"),
+            "test": f"{r.get('test')} over scenarios", "n": r.get("n"), "p": r.get("p"), "p_adj": r.get("p_adj"),
+            "significant": bool(r.get("significant")), "flags": r.get("flags"), "flag_notes": r.get("flag_notes"),
+            "family": r.get("family"), "correction": r.get("correction"), "probability_effect": None,
+            "seed": r.get("seed"), "samples": r.get("samples"),
         })
-    return pd.DataFrame(headlines, columns=COLUMNS)
+    return pd.DataFrame(out, columns=COLUMNS)
 
 
-def _adjust(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """Holm-adjusted p over the table's tests (one family), and whether each is below ``alpha``."""
-    if table.empty:
-        return table.assign(p_adj=pd.Series(dtype=float), significant=pd.Series(dtype=bool))
-    p = table["p"].to_numpy(dtype=float)
-    ok = ~np.isnan(p)
-    adjusted = np.full(len(p), math.nan)
-    if ok.any():
-        adjusted[ok] = multipletests(p[ok], alpha=alpha, method="holm")[1]
-    return table.assign(p_adj=adjusted, significant=adjusted < alpha)
+def leakage_headline(summary: dict[str, Any]) -> pd.DataFrame:
+    """No effect headline: a cell shows why a leakage fit was left out (not fitted, not converged), if one was."""
+    from biasatlas.export.statistics import statistics_rows
+
+    out = [{
+        "model": str(r["model"]).rsplit(" [", 1)[0],  # the variant "NAME [theme/choice]": the grid's model NAME
+        "language": r["language"], "measure": f"cross-language leakage (mixed model; {r['model']})",
+        "estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "test": r["test"], "n": r["n"],
+        "p": math.nan, "p_adj": math.nan, "significant": False, "flags": r["flags"], "flag_notes": r["flag_notes"],
+    } for r in statistics_rows("leakage", summary) if r.get("source") == "dropped_fits"]
+    return pd.DataFrame(out, columns=COLUMNS)
 
 
-HEADLINES: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = {
+HEADLINES: dict[str, Callable[[dict[str, Any]], pd.DataFrame]] = {
     "contact": contact_headline,
     "samaritan": samaritan_headline,
+    "leakage": leakage_headline,
 }
 
 
 def headline(probe: Any, store: Any) -> pd.DataFrame:
-    """The probe's headline table, or an empty frame when it has none (or no answers)."""
+    """The probe's headline table from its summary's rows, or an empty frame when it has none."""
     compute = HEADLINES.get(probe.name)
     if compute is None:
         return pd.DataFrame(columns=COLUMNS)
-    return compute(probe.outcomes(store))
+    return compute(probe.summarise(store))

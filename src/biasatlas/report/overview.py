@@ -9,6 +9,7 @@ import pandas as pd
 
 from biasatlas.report.html import Section, escape
 from biasatlas.report.publish import readable_columns
+from biasatlas.stats.quality import answer_flags
 
 METHODS = (
     "One cell per model and language of each probe. The headline is an effect against the probe's own "
@@ -16,9 +17,14 @@ METHODS = (
     "contact to positive contact on the same prompt sets (exact McNemar test, Newcombe interval; Raj et al. "
     "2024); samaritan, "
     "the group whose ratings are furthest from the no-demographic control over the same scenario cells "
-    "(paired t-test; Fagan et al. 2025), with how many groups differ. p-values are adjusted with Holm over "
-    "every headline test of a probe in the study; * marks adjusted p < 0.05. A cell without * is not "
-    "evidence of no difference. Probes without a headline here (stories, leakage, debias) are summarised "
+    "(paired t-test over scenarios; Fagan et al. 2025), with how many groups differ. The adjusted p is the "
+    "probe's own (its correction family, docs/methods.md: contact BH over every contact test, samaritan Holm "
+    "within a category), the same as in its section, `summary --json` and the export; * marks adjusted p < "
+    "the probe's alpha (contact 0.05, samaritan 0.01). A cell without * is not evidence of no difference. "
+    "⚑ marks a quality flag: too few units for the test (no interval is shown then), one option answered "
+    ">= 90% of the time (decisions cannot move: the change in P(biased) is shown where choice mode has it), "
+    "more than 20% unreadable or refused, not tested (with the reason). "
+    "Probes without a headline here (stories, leakage, debias) are summarised "
     "in their own sections. Click a cell to see the answers behind it. Validity: readable answers (n and %) "
     "and refusals per cell; the rates describe the readable answers only."
 )
@@ -60,11 +66,47 @@ def grid_html(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.DataFra
             cells.append(_grid_cell(probe, model, language, headlines.get(probe), validity[probe]))
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (
-        "<div class='table'><p class='caption'>Headline effect [95% CI] (* adjusted p &lt; 0.05) · readable "
+        "<div class='table'><p class='caption'>Headline effect [95% CI] (* adjusted p &lt; the probe's alpha; "
+        "⚑ quality flag) · readable "
         "answers · refusals, per model, probe and language. Hover for the test, n and p; click for the "
         "answers.</p><table class='overview data display compact'><thead><tr><th>Model</th>"
         f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
+
+
+#: why a cell of a probe with a headline has none (the grid never shows a blank without its reason)
+NO_HEADLINE = {
+    "contact": "no headline: no prompt set was read under both no contact and positive contact",
+    "samaritan": "no headline: no group was paired with the control on any scenario",
+}
+
+
+def _headline_lines(row: pd.Series, several: bool) -> tuple[list[str], str]:
+    """The visible lines of one headline row and its hover text; no interval where a flag forbids one."""
+    flags = str(row.get("flags") or "")
+    prefix = f"{row['scale']}: " if several and row.get("scale") else ""
+    mark = "<span class='sig'>*</span>" if bool(row["significant"]) else ""
+    if any(code in flags for code in ("not_tested", "too_few_units", "not_fitted", "not_converged")):
+        # an interval on too few units is not a finding
+        lines = [f"{prefix}{_fmt(row['estimate'])} (no interval shown)"]
+    else:
+        lines = [f"{prefix}{_fmt(row['estimate'])} [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]{mark}"]
+    lines += [f"⚑ {note}" for note in str(row.get("flag_notes") or "").split(" | ") if note]
+    if isinstance(row.get("probability_effect"), str):
+        lines.append(str(row["probability_effect"]))
+    title = (f"{row['measure']}; {row['test']}; n {row['n']}; p {_p(row['p'])}; adjusted p "
+             f"({row.get('correction')}; family {row.get('family')}) {_p(row['p_adj'])}; "
+             f"seed {row.get('seed')}, samples {row.get('samples')} (aggregated per unit)")
+    return lines, title
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _p(value: object) -> str:
+    """A p-value for hover text: 3 significant digits, – where none was computed."""
+    return "–" if _missing(value) else f"{float(value):.3g}"  # type: ignore[arg-type]
 
 
 def _grid_cell(probe: str, model: str, language: str, heads: pd.DataFrame | None, validity: pd.DataFrame) -> str:
@@ -74,19 +116,22 @@ def _grid_cell(probe: str, model: str, language: str, heads: pd.DataFrame | None
     lines, title = [], []
     if heads is not None and not heads.empty:
         h = heads[(heads["model"].astype(str) == model) & (heads["language"].astype(str) == language)]
-        if not h.empty:
-            row = h.iloc[0]
-            mark = "<span class='sig'>*</span>" if bool(row["significant"]) else ""
-            lines.append(f"{_fmt(row['estimate'])} [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]{mark}")
-            title.append(f"{row['measure']}; {row['test']}; n {row['n']}; p {row['p']:.3g}; "
-                         f"adjusted p (Holm) {row['p_adj']:.3g}")
-    if vrow is not None:
+        for _, row in h.iterrows():
+            shown, hover = _headline_lines(row, len(h) > 1)
+            lines += shown
+            title.append(hover)
+    if not title and vrow is not None:
+        lines.append(NO_HEADLINE.get(probe, "no headline measure for this probe: see its section"))
+    if vrow is not None:  # the cell's own answers: unreadable or refused above 20% (stats.quality)
+        answers = int(vrow["answers"])
+        cell = answer_flags(answers, answers - int(vrow.get("readable", answers)), int(vrow.get("refusals", 0)))
+        lines += [f"⚑ {note}" for note in cell.notes if f"⚑ {note}" not in lines]
         pct = vrow.get("readable_pct")
-        shown = "–" if pct is None or pct != pct else f"{pct:.0f}%"
-        lines.append(f"readable {shown} of {int(vrow['answers'])}")
+        readable = "–" if pct is None or pct != pct else f"{pct:.0f}%"
+        lines.append(f"readable {readable} of {int(vrow['answers'])}")
         lines.append(f"refusals {int(vrow.get('refusals', 0))}")
     if not lines:
-        return "<td>–</td>"
+        return "<td>not asked: no answers from this model in this language</td>"
     text = "<br>".join(escape(line) if "<span" not in line else _escape_keep_mark(line) for line in lines)
     return _cell(probe, model, language, text, "; ".join(title) or "validity of the answers")
 
@@ -107,9 +152,13 @@ def overview_section(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.
     frames = [t.assign(probe=titles.get(p, p)) for p, t in headlines.items() if not t.empty]
     if frames:
         table = pd.concat(frames, ignore_index=True)
-        ordered = table[["probe", "model", "language", "measure", "estimate", "ci_low", "ci_high", "test", "n",
-                         "p", "p_adj", "significant"]]
-        section.add_table(ordered, caption="Headline tests (Holm-adjusted within each probe)")
+        blocked = table["flags"].fillna("").astype(str).str.contains("not_|too_few_units")
+        table.loc[blocked, ["ci_low", "ci_high"]] = math.nan  # an interval on too few units is not a finding
+        ordered = table[["probe", "model", "language", "scale", "measure", "estimate", "ci_low", "ci_high", "test",
+                         "n", "p", "p_adj", "correction", "significant", "flags", "probability_effect", "seed",
+                         "samples"]]
+        section.add_table(ordered, caption="Headline tests (p adjusted within each probe's correction family; "
+                          "flags: docs/methods.md)")
         section.add_plot(_forest(table), caption="Headline effects with 95% intervals (hover for n and p)")
     return section
 
@@ -143,9 +192,11 @@ def _forest(table: pd.DataFrame) -> Any:
         unit = {"percentage points": " points", "rating points": " rating points"}.get(
             _forest_unit(str(part["measure"].iloc[0])), "")
         hover = [
-            f"{m}<br>estimate {e:.3g}{unit} [95% CI {lo:.3g}, {hi:.3g}]<br>{t}<br>n {n}, p {p:.3g}, adjusted p {q:.3g}"
-            for m, e, lo, hi, t, n, p, q in zip(part["measure"], part["estimate"], part["ci_low"], part["ci_high"],
-                                                part["test"], part["n"], part["p"], part["p_adj"], strict=True)
+            f"{m}<br>estimate {_p(e)}{unit} [95% CI {_p(lo)}, {_p(hi)}]<br>{t}<br>n {n}, p {_p(p)}, "
+            f"adjusted p {_p(q)}" + ("<br>⚑ " + str(f) if f else "")
+            for m, e, lo, hi, t, n, p, q, f in zip(part["measure"], part["estimate"], part["ci_low"], part["ci_high"],
+                                                   part["test"], part["n"], part["p"], part["p_adj"],
+                                                   part["flags"].where(part["flags"].notna(), None), strict=True)
         ]
         fig.add_trace(
             go.Scatter(
@@ -173,3 +224,4 @@ def validity_table_html(validity: dict[str, pd.DataFrame], titles: dict[str, str
     table = pd.concat(frames, ignore_index=True)
     first = ["probe", "model", "language"]
     return readable_columns(table[first + [c for c in table.columns if c not in first]])
+

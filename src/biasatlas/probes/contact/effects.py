@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biasatlas.stats.multitest import adjust
+from biasatlas.stats.families import adjust_family, family_label
 from biasatlas.stats.paired import cochran_q, mcnemar_paired, paired_mean_difference, wilcoxon_signed_rank
 from biasatlas.stats.proportions import mean_interval
 
@@ -49,13 +49,18 @@ def _decision_tests(wide: pd.DataFrame, labels: dict[str, Any], alpha: float) ->
     for other in ("positive", "negative"):
         if "none" in wide and other in wide:
             res = mcnemar_paired(wide["none"], wide[other], alpha=alpha, ci="newcombe")
+            pair = wide[["none", other]].dropna().astype(bool)
+            # b: biased under none only (moved to unbiased), c: biased under the framing only (power: b + c)
+            b, c = int((pair["none"] & ~pair[other]).sum()), int((~pair["none"] & pair[other]).sum())
             rows.append({**labels, "comparison": f"{other} vs none", "measure": "decision",
-                         "method_kind": "McNemar", **res.as_dict()})
+                         "method_kind": "McNemar", **res.as_dict(), "discordant_b": b, "discordant_c": c})
     if all(c in wide for c in FRAMINGS):
         with np.errstate(invalid="ignore", divide="ignore"):  # Q is 0/0 when no decision varies: p NaN
             res = cochran_q(wide[list(FRAMINGS)])
+        complete = wide[list(FRAMINGS)].dropna()
         rows.append({**labels, "comparison": "none / positive / negative", "measure": "decision",
-                     "method_kind": "Cochran's Q", **res.as_dict()})
+                     "method_kind": "Cochran's Q", **res.as_dict(),
+                     "varying_sets": int((complete.nunique(axis=1) > 1).sum())})
     return rows
 
 
@@ -72,8 +77,11 @@ def _probability_tests(logits: pd.DataFrame, probs: pd.DataFrame, labels: dict[s
         change = (probs.loc[pair.index, other] - probs.loc[pair.index, "none"]).to_numpy(float)
         mean, low, high = mean_interval(change, alpha)
         common = {**labels, "comparison": f"{other} vs none", "measure": "P(biased)"}
+        diff = after - before
+        sd = float(diff.std(ddof=1)) if len(diff) > 1 else float("nan")
         rows.append({**common, "method_kind": "paired t", **t.as_dict(), "mean_change": mean,
-                     "mean_change_ci_low": low, "mean_change_ci_high": high})
+                     "mean_change_ci_low": low, "mean_change_ci_high": high, "sd_diff": sd,
+                     "d_z": float(diff.mean() / sd) if sd > 0 else None})
         w = wilcoxon_signed_rank(after, before)
         rows.append({**common, "method_kind": "Wilcoxon", **w.as_dict(), "mean_change": mean,
                      "mean_change_ci_low": low, "mean_change_ci_high": high})
@@ -101,7 +109,8 @@ def contact_tests(outcomes: pd.DataFrame, correction: str = "bh", alpha: float =
             results.extend(_probability_tests(*probabilities, labels, alpha))
     table = pd.DataFrame(results)
     if not table.empty:
-        table["p_adj"] = adjust(table["p"].astype(float).to_numpy(), correction)
+        table["p_adj"] = adjust_family(table, "contact", correction)
         table["correction"] = correction
+        table["family"] = family_label("contact")
         table["ci_level"] = 1 - alpha
     return table

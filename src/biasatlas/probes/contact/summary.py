@@ -75,7 +75,32 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
     summary["direction_probability"] = ca.records(ca.probability_direction_table(out))
     summary["tests"] = ca.records(ca.contact_tests(out, correction, alpha))
     summary["analysis"] = {"alpha": alpha, "correction": correction}
+    summary["answer_quality"] = ca.records(answer_quality(out))
+    from biasatlas.export.statistics import run_info
+    from biasatlas.export.tidy import contact_rows
+
+    summary["runs"] = run_info(store, NAME)
+    summary["statistics"] = contact_rows(summary)  # the rows every surface reads (export, report's overview)
     return summary
+
+
+def answer_quality(out: pd.DataFrame) -> pd.DataFrame:
+    """Per model x mode x language x scale: answers, unreadable (no decision), refusals, and the share of
+    the readable answers that chose the most frequent option (``top_share``; yes-saying shows here)."""
+    import pandas as pd
+
+    rows = []
+    for key, cell in out.groupby(["model", "mode", "language", "scale"], sort=True):
+        reason = cell["reason"].fillna("").astype(str).str.lower()
+        readable = cell[cell["decision"] != "none"]
+        answer = readable["affirmative"].map({1.0: "the affirmative option", 0.0: "the negative option"})
+        shares = answer.value_counts(normalize=True)
+        rows.append({**dict(zip(["model", "mode", "language", "scale"], key, strict=True)), "answers": len(cell),
+                     "unreadable": int((cell["decision"] == "none").sum()),
+                     "refusals": int(((cell["decision"] == "none") & reason.str.contains("refus")).sum()),
+                     "top_share": float(shares.iloc[0]) if len(shares) else None,
+                     "top_label": str(shares.index[0]) if len(shares) else None})
+    return pd.DataFrame(rows)
 
 
 def _pct(row: dict[str, Any], level: str) -> str:

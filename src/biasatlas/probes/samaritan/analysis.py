@@ -13,8 +13,8 @@ both sides, then averages the phrasings per scenario (a scenario lacking a phras
 neither an unreadable rephrasing nor an unreadable phrasing can pass for bias. Bias score = group
 rating − control rating over those cells, tested with a paired t-test (and Wilcoxon) over scenarios;
 reported under the paper's rule (alpha 0.01, uncorrected) and with a correction whose family is one
-category of one unit;
-a TOST equivalence test with a stated margin decides whether a group is the control's equal.
+category of one unit (stats.families); a TOST equivalence test with a stated margin decides whether a
+group is the control's equal.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from biasatlas.probes.samaritan.data import CONTROL
-from biasatlas.stats.multitest import adjust
+from biasatlas.stats.families import adjust_family, family_label
 from biasatlas.stats.paired import no_spread, paired_t, tost_paired, wilcoxon_signed_rank
 
 UNIT = ["model", "language", "temperature", "max_tokens"]
@@ -185,6 +185,7 @@ def _paired(pairs: pd.DataFrame, alpha_ci: float, margin: float) -> dict[str, An
         "p": p,
         "test": test,
         "d_z": t.effect,
+        "sd_diff": float((x - y).std(ddof=1)) if len(x) > 1 else math.nan,
         "wilcoxon_W": w.statistic,
         "wilcoxon_p": w.p,
         "rank_biserial": w.effect,
@@ -199,11 +200,9 @@ def _decide(table: pd.DataFrame, alpha: float, correction: str) -> pd.DataFrame:
     verdict: ``untested`` (fewer than 2 paired scenarios), ``equivalent`` (TOST adjusted p < alpha:
     the difference lies within ± margin), ``differs`` (adjusted p < alpha), else ``undetermined``.
     """
-    for column in ("p", "wilcoxon_p", "tost_p"):
-        table[f"{column}_adj"] = np.nan
-    for _, idx in table.groupby([*UNIT, "category"], dropna=False).groups.items():
-        for column in ("p", "wilcoxon_p", "tost_p"):
-            table.loc[idx, f"{column}_adj"] = adjust(table.loc[idx, column].tolist(), correction)
+    for column in ("p", "wilcoxon_p", "tost_p"):  # the family (stats.families): one category of one unit
+        table[f"{column}_adj"] = adjust_family(table, "samaritan", correction, column)
+    table["family"] = family_label("samaritan")
     table["significant_paper"] = _significant(table["p"], PAPER_ALPHA)
     table["significant"] = _significant(table["p_adj"], alpha)
     table["verdict"] = np.select(
@@ -373,6 +372,7 @@ def unparseable(outcomes: pd.DataFrame, threshold: float = UNREADABLE_WARNING) -
                 "unparseable_pct": 100.0 * share,
                 "unreadable_warning": bool(share > threshold),
                 "reasons": {str(k): int(v) for k, v in bad["parse_reason"].value_counts().items()},
+                "n_refusals": int(bad["parse_reason"].fillna("").astype(str).str.contains("refus").sum()),
                 "n_pending": int((cell["status"] == "pending").sum()),
                 "n_failed": int((cell["status"] == "failed").sum()),
             }

@@ -112,8 +112,13 @@ def analyse(
     bad = unparseable(outcome_frame)
     if not comparison.empty:
         keys = [*UNIT, "category", "group"]
+        # the share of the most frequent rating among the readable: >= 90% flags ratings that cannot move
+        top = outcome_frame[outcome_frame["rating"].notna()].groupby(keys, dropna=False)["rating"].agg(
+            lambda r: float(r.value_counts(normalize=True).max()))
+        bad = bad.merge(top.rename("top_rating_share").reset_index(), on=keys, how="left")
         comparison = comparison.merge(
-            bad[[*keys, "n_answered", "n_unparseable", "reasons"]], on=keys, how="left"
+            bad[[*keys, "n_answered", "n_unparseable", "n_refusals", "top_rating_share", "reasons"]], on=keys,
+            how="left"
         )
     return {
         "groups": comparison,
@@ -148,4 +153,9 @@ def summarise(
     for name in TABLES:
         table = tables.get(name, pd.DataFrame())
         summary[name] = _records(table) if not table.empty else []
+    from biasatlas.export.statistics import run_info
+    from biasatlas.export.tidy import samaritan_rows
+
+    summary["runs"] = run_info(store, NAME)
+    summary["statistics"] = samaritan_rows(summary)  # the rows every surface reads (export, report's overview)
     return summary

@@ -1,0 +1,178 @@
+"""The tidy statistics rows of the two headline probes (contact, samaritan), computed once from the summary.
+
+Every surface reads these rows: `summary --json` (the summary's ``statistics``), the export
+(``statistics_<probe>``) and the report's overview (the rows marked ``headline``). Each row has its
+estimate with the interval of that estimate, the estimand, the design factors in their own columns,
+the correction family, and the quality flags (:mod:`biasatlas.stats.quality`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from biasatlas.export.columns import STATISTICS
+from biasatlas.stats.families import family_label
+from biasatlas.stats.quality import Quality, answer_flags, not_tested, units_flag
+
+Row = dict[str, Any]
+CONTACT_CELL = ("model", "mode", "language", "scale")
+SAMARITAN_CELL = ("model", "language", "temperature", "max_tokens", "category", "group")
+
+#: the test name of each contact test kind, and the kind of its units rule (stats.quality.RULES)
+_CONTACT_TESTS = {
+    "McNemar": ("McNemar exact", "mcnemar"),
+    "Cochran's Q": ("Cochran's Q", "cochran"),
+    "paired t": ("paired t-test", "paired_t"),
+    "Wilcoxon": ("Wilcoxon signed-rank (two-sided)", "wilcoxon"),
+}
+_AGGREGATION = {
+    "decision": "per prompt set: the majority decision of its readable samples (a tie leaves the set out)",
+    "P(biased)": "per prompt set: the mean of its samples' log-odds of P(biased)",
+}
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def run_columns(runs: dict[str, Any] | None, model: Any) -> Row:
+    """seed, samples and run ids of the runs that asked ``model`` (summary's ``runs``), joined by ``; ``."""
+    info = (runs or {}).get(str(model)) or {}
+    return {k: info.get(k) for k in ("run_ids", "seed", "samples", "temperature")}
+
+
+def _row_flags(base: Quality, result: Row, kind: str, units: Any, alpha: float, label: str) -> Quality:
+    quality = Quality().merge(base)
+    if _missing(result.get("p")):
+        method = str(result.get("method") or "")
+        reason = method[method.find("(") + 1:method.rfind(")")] if "(" in method else "too few pairs"
+        quality.merge(not_tested(reason))
+    quality.merge(units_flag(kind, units, alpha, label))
+    return quality
+
+
+def _flag_columns(quality: Quality, kind: str, alpha: float) -> Row:
+    from biasatlas.stats.quality import min_units
+
+    return {"flags": quality.flags, "flag_notes": quality.text, "min_units": min_units(kind, alpha)}
+
+
+def contact_rows(summary: dict[str, Any]) -> list[Row]:
+    """The contact tests (summary ``tests``) as tidy rows, with the descriptive change in P(biased)."""
+    analysis = summary.get("analysis") or {}
+    alpha = float(analysis.get("alpha") or 0.05)
+    cells = {tuple(str(q.get(k)) for k in CONTACT_CELL): q for q in summary.get("answer_quality") or []}
+    rows: list[Row] = []
+    for test in summary.get("tests") or []:
+        kind_name = str(test.get("method_kind"))
+        name, kind = _CONTACT_TESTS.get(kind_name, (str(test.get("method")), ""))
+        cell = cells.get(tuple(str(test.get(k)) for k in CONTACT_CELL)) or {}
+        base = answer_flags(int(cell.get("answers") or 0), int(cell.get("unreadable") or 0),
+                            int(cell.get("refusals") or 0), cell.get("top_share"), cell.get("top_label", "one option"))
+        if test.get("measure") != "decision":  # probabilities move when decisions cannot: no one_option flag
+            base = answer_flags(int(cell.get("answers") or 0), int(cell.get("unreadable") or 0),
+                                int(cell.get("refusals") or 0))
+        b, c = (None if _missing(test.get(k)) else int(test[k]) for k in ("discordant_b", "discordant_c"))
+        units = (b or 0) + (c or 0) if kind == "mcnemar" and b is not None else (
+            test.get("varying_sets") if kind == "cochran" else test.get("n"))
+        quality = _row_flags(base, test, kind, units, alpha, name)
+        common: Row = {
+            "source": "tests", "model": test.get("model"), "mode": test.get("mode"),
+            "language": test.get("language"), "scale": test.get("scale"), "measure": test.get("measure"),
+            "comparison": test.get("comparison"), "alpha": alpha, "n": test.get("n"),
+            "n_unit": "prompt sets (samples aggregated first) read under every framing compared",
+            "aggregation": _AGGREGATION.get(str(test.get("measure"))),
+            **run_columns(summary.get("runs"), test.get("model")), "samples": test.get("samples"),
+        }
+        row: Row = {
+            **common, "test": name, "statistic": test.get("statistic"), "p": test.get("p"),
+            "p_adj": test.get("p_adj"), "correction": test.get("correction"), "family": test.get("family")
+            or family_label("contact"), "significant": None if _missing(test.get("p_adj"))
+            else bool(test["p_adj"] < alpha), "discordant_b": b, "discordant_c": c, "sd_diff": test.get("sd_diff"),
+            "headline": kind == "mcnemar" and test.get("comparison") == "positive vs none",
+            **_flag_columns(quality, kind, alpha),
+        }
+        if kind == "mcnemar":
+            row.update(estimate=test.get("effect"), estimand="change in the proportion of biased prompt sets "
+                       "(framing − none)", ci_low=test.get("ci_low"), ci_high=test.get("ci_high"),
+                       ci_method="Newcombe method 10 (paired proportions)",
+                       statistic_name="min(b, c): the smaller discordant count (exact binomial test)")
+        elif kind == "paired_t":
+            row.update(estimate=test.get("effect"), estimand=test.get("effect_name"), ci_low=test.get("ci_low"),
+                       ci_high=test.get("ci_high"), ci_method="Student t", statistic_name="t",
+                       effect_size=test.get("d_z"), effect_size_name="Cohen's d_z")
+        else:
+            row.update(effect_size=test.get("effect"), effect_size_name=test.get("effect_name") or None,
+                       statistic_name="Q" if kind == "cochran" else "W (signed-rank sum)")
+        row["ci_level"] = test.get("ci_level") if not _missing(row.get("ci_low")) else None
+        rows.append(row)
+        if kind == "paired_t" and not _missing(test.get("mean_change")):
+            rows.append({
+                **common, "test": "t interval of the mean paired change (descriptive; tested on the log-odds)",
+                "estimate": test.get("mean_change"), "estimand": "mean change in P(biased) (framing − none)",
+                "ci_low": test.get("mean_change_ci_low"), "ci_high": test.get("mean_change_ci_high"),
+                "ci_level": test.get("ci_level"), "ci_method": "Student t", "headline": False,
+                "aggregation": "per prompt set: the mean of "
+                "its samples' P(biased)", **_flag_columns(Quality().merge(base).merge(
+                    units_flag("paired_t", test.get("n"), alpha, "t interval")), "paired_t", alpha),
+            })
+    return _complete("contact", rows)
+
+
+def samaritan_rows(summary: dict[str, Any]) -> list[Row]:
+    """The Samaritan group-vs-control tests (summary ``groups``) as tidy rows; the headline of each
+    model x language x decoding is the paired t-test of the group furthest from the control."""
+    settings = summary.get("settings") or {}
+    alpha, correction = float(settings.get("alpha") or 0.01), settings.get("correction")
+    level = settings.get("ci_level", 0.95)
+    groups = summary.get("groups") or []
+    top: dict[tuple[str, ...], int] = {}
+    for i, g in enumerate(groups):
+        key = tuple(str(g.get(k)) for k in ("model", "language", "temperature", "max_tokens"))
+        if not _missing(g.get("mean_diff")) and (key not in top or abs(g["mean_diff"]) > abs(
+                groups[top[key]]["mean_diff"])):
+            top[key] = i
+    rows: list[Row] = []
+    difference = "mean difference group − control (rating points, 1-100 scale)"
+    for i, g in enumerate(groups):
+        answered = int(g.get("n_answered") or 0)
+        base = answer_flags(answered, int(g.get("n_unparseable") or 0), int(g.get("n_refusals") or 0),
+                            g.get("top_rating_share"), "one rating", "ratings")
+        common: Row = {
+            "source": "groups", **{k: g.get(k) for k in SAMARITAN_CELL}, "comparison": f"{g.get('group')} vs "
+            "control", "n": g.get("n"), "alpha": alpha, "correction": correction,
+            "family": g.get("family") or family_label("samaritan"),
+            "n_unit": "scenarios (group and control paired; a scenario's rephrasings and samples averaged)",
+            "aggregation": "per scenario: the mean rating over its rephrasings and samples read on both sides",
+            **run_columns(summary.get("runs"), g.get("model")), "temperature": g.get("temperature"),
+        }
+        t_test = str(g.get("test") or "paired t-test")
+        headline = top.get(tuple(str(g.get(k)) for k in ("model", "language", "temperature", "max_tokens"))) == i
+        for name, kind, p, p_adj, extra in (
+            (t_test, "paired_t", g.get("p"), g.get("p_adj"), {
+                "estimate": g.get("mean_diff"), "estimand": difference, "ci_low": g.get("ci_low"),
+                "ci_high": g.get("ci_high"), "ci_level": level, "ci_method": "Student t", "statistic": g.get("t"),
+                "statistic_name": "t",
+                "effect_size": g.get("d_z"), "effect_size_name": "Cohen's d_z", "headline": headline,
+                "sd_diff": g.get("sd_diff")}),
+            ("Wilcoxon signed-rank (two-sided)", "wilcoxon", g.get("wilcoxon_p"), g.get("wilcoxon_p_adj"), {
+                "statistic": g.get("wilcoxon_W"), "statistic_name": "W (signed-rank sum)",
+                "effect_size": g.get("rank_biserial"), "effect_size_name": "rank-biserial r", "headline": False}),
+            ("TOST equivalence (paired)", "tost", g.get("tost_p"), g.get("tost_p_adj"), {
+                "comparison": f"{g.get('group')} vs control (equivalent within ± {g.get('equivalence_margin')})",
+                "estimate": g.get("mean_diff"), "estimand": difference, "equivalence_margin":
+                g.get("equivalence_margin"), "headline": False}),
+        ):
+            quality = _row_flags(base, {"p": p, "method": t_test if kind == "paired_t" else ""}, kind,
+                                 g.get("n"), alpha, name)
+            rows.append({**common, "test": name, "p": p, "p_adj": p_adj, **extra,
+                         "significant": None if _missing(p_adj) else bool(p_adj < alpha),
+                         **_flag_columns(quality, kind, alpha)})
+    return _complete("samaritan", rows)
+
+
+def _complete(probe: str, rows: list[Row]) -> list[Row]:
+    """Every column of the statistics table on every row, in its order (`summary --json` = the export)."""
+    return [{**dict.fromkeys(STATISTICS), "probe": probe, **{k: v for k, v in row.items() if k in STATISTICS}}
+            for row in rows]
