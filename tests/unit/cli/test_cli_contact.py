@@ -91,7 +91,7 @@ def test_unknown_model(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "contact", "--model", "nosuch:thing", "--limit", "3",
                                  "--study", str(tmp_path)])
     assert result.exit_code == 2
-    assert "unknown model spec 'nosuch:thing'" in result.output
+    assert "unknown model 'nosuch:thing'" in result.output and "biasatlas models" in result.output
 
 
 def test_missing_gguf(tmp_path: Path) -> None:

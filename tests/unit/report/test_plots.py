@@ -56,7 +56,7 @@ def test_the_overview_forest_has_axis_units_and_the_estimate_in_its_hover() -> N
         "measure": ["Δ % biased, positive − no contact"] * 2 + ["largest gap: male − control rating (1 of 3 groups)"],
         "estimate": [12.5, -4.0, 6.2], "ci_low": [2.0, -15.0, 1.0], "ci_high": [22.0, 7.0, 11.4],
         "test": ["McNemar"] * 2 + ["paired t"], "n": [40, 40, 12], "p": [0.02, 0.6, 0.03],
-        "p_adj": [0.04, 0.6, 0.03], "significant": [True, False, True],
+        "p_adj": [0.04, 0.6, 0.03], "significant": [True, False, True], "flags": [None, None, "one_option"],
     })
     fig = _forest(table)
     assert fig.layout.xaxis.title.text == "Δ % biased, positive − no contact (percentage points, 95% CI)"
@@ -64,3 +64,4 @@ def test_the_overview_forest_has_axis_units_and_the_estimate_in_its_hover() -> N
     assert fig.layout.yaxis.title.text == fig.layout.yaxis2.title.text == "Model · language"
     assert "estimate 12.5 points [95% CI 2, 22]" in fig.data[0].hovertext[0]
     assert "n 40, p 0.02" in fig.data[0].hovertext[0]
+    assert "⚑ one_option" in fig.data[1].hovertext[0]  # a flagged headline says so in its hover
