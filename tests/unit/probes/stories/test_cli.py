@@ -33,7 +33,8 @@ def test_plan_only_takes_several_languages_and_a_prompt_limit(tmp_path: Path) ->
 
 def test_samples_extractors_and_no_extract(tmp_path: Path) -> None:
     plan = _plan(tmp_path, "--limit", "4", "--samples", "3", "--extractor", "fake:a,fake:b", "--model", "fake:g")
-    assert plan["requests"] == 12 and plan["extractors"] == ["fake:a", "fake:b"] and plan["extraction_requests_at_most"] == 24
+    assert plan["requests"] == 12 and plan["extractors"] == ["fake:a", "fake:b"]
+    assert plan["extraction_requests_at_most"] == 24
     assert _plan(tmp_path, "--limit", "4", "--no-extract")["extractors"] == []
 
 
