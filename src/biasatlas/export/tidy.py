@@ -174,5 +174,35 @@ def samaritan_rows(summary: dict[str, Any]) -> list[Row]:
 
 def _complete(probe: str, rows: list[Row]) -> list[Row]:
     """Every column of the statistics table on every row, in its order (`summary --json` = the export)."""
+    for row in rows:
+        if row.get("headline"):
+            row.update(detectable(row))
     return [{**dict.fromkeys(STATISTICS), "probe": probe, **{k: v for k, v in row.items() if k in STATISTICS}}
             for row in rows]
+
+
+def detectable(row: Row, power: float = 0.8) -> Row:
+    """A headline row's sensitivity: the smallest effect its test had ``power`` to detect at the row's alpha,
+    from the study's own figures (McNemar: the observed share of discordant prompt sets; paired t: the sd of
+    the observed differences), on the estimate's scale. Stated beside a result that is not significant."""
+    from biasatlas.stats.power import PowerError, detectable_effect
+
+    n_raw, alpha_raw = row.get("n"), row.get("alpha")
+    if _missing(n_raw) or _missing(alpha_raw) or int(n_raw or 0) < 1:
+        return {}
+    n, alpha = int(n_raw or 0), float(alpha_raw or 0)
+    b, c, sd = row.get("discordant_b"), row.get("discordant_c"), row.get("sd_diff")
+    try:
+        if str(row.get("test", "")).startswith("McNemar") and not (_missing(b) or _missing(c)):
+            mde = detectable_effect("mcnemar", n, alpha, power, discordant_rate=(int(b or 0) + int(c or 0)) / n)
+        elif "t-test" in str(row.get("test", "")) or row.get("statistic_name") == "t":
+            if _missing(sd):
+                return {}
+            mde = detectable_effect("paired_t", n, alpha, power, sd=float(sd or 0))
+        else:
+            return {}
+    except PowerError as exc:
+        return {"mde": None, "mde_note": str(exc)}
+    note = mde.reason or (f"{power:.0%} power at alpha {alpha:g} on n = {n}; {mde.assumptions}; "
+                          "from this study's own figures")
+    return {"mde": mde.value, "mde_note": note}

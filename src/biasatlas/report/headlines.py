@@ -15,7 +15,8 @@ from typing import Any
 import pandas as pd
 
 COLUMNS = ["model", "language", "measure", "estimate", "ci_low", "ci_high", "test", "n", "p", "p_adj", "significant",
-           "flags", "flag_notes", "family", "correction", "probability_effect", "scale", "seed", "samples"]
+           "flags", "flag_notes", "family", "correction", "probability_effect", "scale", "seed", "samples", "mde",
+           "mde_note"]
 
 
 def model_label(frame: pd.DataFrame) -> pd.Series:
@@ -63,7 +64,7 @@ def contact_headline(summary: dict[str, Any]) -> pd.DataFrame:
             "n": r.get("n"), "p": r.get("p"), "p_adj": r.get("p_adj"), "significant": bool(r.get("significant")),
             "flags": r.get("flags"), "flag_notes": r.get("flag_notes"), "family": r.get("family"),
             "correction": r.get("correction"), "probability_effect": probability, "seed": r.get("seed"),
-            "samples": r.get("samples"),
+            "samples": r.get("samples"), "mde": _points(r.get("mde")), "mde_note": r.get("mde_note"),
         })
     frame = pd.DataFrame(out)
     if frame.empty:
@@ -93,7 +94,7 @@ def samaritan_headline(summary: dict[str, Any]) -> pd.DataFrame:
             "test": f"{r.get('test')} over scenarios", "n": r.get("n"), "p": r.get("p"), "p_adj": r.get("p_adj"),
             "significant": bool(r.get("significant")), "flags": r.get("flags"), "flag_notes": r.get("flag_notes"),
             "family": r.get("family"), "correction": r.get("correction"), "probability_effect": None,
-            "seed": r.get("seed"), "samples": r.get("samples"),
+            "seed": r.get("seed"), "samples": r.get("samples"), "mde": r.get("mde"), "mde_note": r.get("mde_note"),
         })
     return pd.DataFrame(out, columns=COLUMNS)
 

@@ -94,10 +94,21 @@ def _headline_lines(row: pd.Series, several: bool) -> tuple[list[str], str]:
     lines += [f"⚑ {note}" for note in str(row.get("flag_notes") or "").split(" | ") if note]
     if isinstance(row.get("probability_effect"), str):
         lines.append(str(row["probability_effect"]))
+    if not bool(row["significant"]) and not _missing(row.get("p")):
+        lines.append(_not_significant(row))
     title = (f"{row['measure']}; {row['test']}; n {row['n']}; p {_p(row['p'])}; adjusted p "
              f"({row.get('correction')}; family {row.get('family')}) {_p(row['p_adj'])}; "
              f"seed {row.get('seed')}, samples {row.get('samples')} (aggregated per unit)")
     return lines, title
+
+
+def _not_significant(row: pd.Series) -> str:
+    """'Not significant' is never shown alone: with the smallest effect the test could have detected."""
+    mde = row.get("mde")
+    if not _missing(mde):
+        return f"not significant; smallest effect detectable at 80% power: ±{abs(float(str(mde))):.1f}"
+    why = str(row.get("mde_note") or "")
+    return f"not significant; no detectable effect to state: {why}" if why else "not significant"
 
 
 def _missing(value: object) -> bool:
@@ -155,8 +166,8 @@ def overview_section(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.
         blocked = table["flags"].fillna("").astype(str).str.contains("not_|too_few_units")
         table.loc[blocked, ["ci_low", "ci_high"]] = math.nan  # an interval on too few units is not a finding
         ordered = table[["probe", "model", "language", "scale", "measure", "estimate", "ci_low", "ci_high", "test",
-                         "n", "p", "p_adj", "correction", "significant", "flags", "probability_effect", "seed",
-                         "samples"]]
+                         "n", "p", "p_adj", "correction", "significant", "mde", "flags", "probability_effect",
+                         "seed", "samples"]]
         section.add_table(ordered, caption="Headline tests (p adjusted within each probe's correction family; "
                           "flags: docs/methods.md)")
         section.add_plot(_forest(table), caption="Headline effects with 95% intervals (hover for n and p)")
