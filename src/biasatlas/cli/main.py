@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "biasatlas.cli.export",
     "biasatlas.cli.audit",
     "biasatlas.cli.batch",
+    "biasatlas.cli.validate",
 )
 for _module in COMMAND_MODULES:
     try:
