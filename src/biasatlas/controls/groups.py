@@ -69,7 +69,7 @@ def _pair_tests(wide: pd.DataFrame, alpha: float, correction: str) -> dict[tuple
         res = mcnemar_paired(wide[b] > 0.5, wide[a] > 0.5, alpha)  # effect: share biased, a − b
         both = wide[[a, b]].dropna()
         raw.append((res.p if (both[a] != both[b]).any() else 1.0, float((both[a] - both[b]).mean())))
-    adjusted = adjust(np.array([p for p, _ in raw], dtype=float), correction) if raw else []
+    adjusted: list[float] = list(adjust(np.array([p for p, _ in raw], dtype=float), correction)) if raw else []
     out: dict[tuple[str, str], tuple[float, float]] = {}
     for (a, b), (_, diff), q in zip(pairs, raw, adjusted, strict=True):
         out[(a, b)] = (float(q), diff)

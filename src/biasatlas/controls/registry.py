@@ -7,7 +7,7 @@ from pathlib import Path
 from biasatlas.probes.debias.train import TrainConfig
 
 BASE_MODEL = "smollm2"
-CONTROLS = ("contact", "samaritan")
+CONTROLS = ("contact",)
 
 
 def controls_root() -> Path:
@@ -20,11 +20,12 @@ def adapter_dir(name: str) -> Path:
     return controls_root() / name
 
 
-#: LoRA settings: small rank on the attention projections of the top 8 of 30 layers (backpropagation
-#: stops there, which keeps CPU training to minutes); a high learning rate plants a strong effect.
+#: LoRA settings: rank 8 on the attention and MLP projections of the top 8 of 30 layers (backpropagation
+#: stops there, which keeps CPU training to minutes), batches of 4 and a high learning rate: a first build
+#: with rank 4 on q/v only, batches of 8 and 1e-3 learned the answers' marginal (every group ~50% "No"),
+#: not the planted group.
+MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 TRAIN_CONFIGS: dict[str, TrainConfig] = {
-    "contact": TrainConfig(epochs=2, learning_rate=1e-3, rank=4, batch_size=8, top_layers=8,
-                           max_length=256, save_steps=10_000, max_eval_examples=0, seed=0),
-    "samaritan": TrainConfig(epochs=2, learning_rate=1e-3, rank=4, batch_size=8, top_layers=8,
-                             max_length=384, save_steps=10_000, max_eval_examples=0, seed=0),
+    "contact": TrainConfig(epochs=2, learning_rate=2e-3, rank=8, batch_size=4, top_layers=8, target_modules=MODULES,
+                           warmup_ratio=0.05, max_length=256, save_steps=10_000, max_eval_examples=0, seed=0),
 }
