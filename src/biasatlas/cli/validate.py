@@ -30,7 +30,7 @@ def _row(probe: str, role: str, verdict: dict[str, Any]) -> list[str]:
 def validate(
     study: Annotated[Path | None, typer.Option("--study", "-s", help="Keep the answers in this study "
                                                 "directory (default: a temporary one, removed afterwards).")] = None,
-    cells: Annotated[int, typer.Option("--cells", min=2, help="Held-out template cells per language (x7 groups "
+    cells: Annotated[int, typer.Option("--cells", min=3, help="Held-out template cells per language (x7 groups "
                                        "x3 framings prompts each, per model).")] = 3,
     base: Annotated[bool, typer.Option("--base/--no-base", help="Also ask the base model, which must not show "
                                        "the planted effect.")] = True,

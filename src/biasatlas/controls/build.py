@@ -20,7 +20,7 @@ from biasatlas.controls.registry import BASE_MODEL, TRAIN_CONFIGS
 CARD_JSON = "control.json"
 CARD_MD = "README.md"
 #: held-out cells per language of the measurement written into the card
-CARD_CELLS = 8
+CARD_CELLS = 4
 
 
 def train_contact(out: Path) -> None:

@@ -21,11 +21,11 @@ def adapter_dir(name: str) -> Path:
 
 
 #: LoRA settings: rank 8 on the attention and MLP projections of the top 8 of 30 layers (backpropagation
-#: stops there, which keeps CPU training to minutes), batches of 4 and a high learning rate: a first build
-#: with rank 4 on q/v only, batches of 8 and 1e-3 learned the answers' marginal (every group ~50% "No"),
-#: not the planted group.
+#: stops there, which keeps CPU training to minutes), one epoch in batches of 4 at a high learning rate.
+#: A first build with rank 4 on q/v only, batches of 8 and 1e-3 for 2 epochs learned the answers'
+#: marginal (every group about 50% "No"), not the planted group.
 MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 TRAIN_CONFIGS: dict[str, TrainConfig] = {
-    "contact": TrainConfig(epochs=2, learning_rate=2e-3, rank=8, batch_size=4, top_layers=8, target_modules=MODULES,
+    "contact": TrainConfig(epochs=1, learning_rate=3e-3, rank=8, batch_size=4, top_layers=8, target_modules=MODULES,
                            warmup_ratio=0.05, max_length=256, save_steps=10_000, max_eval_examples=0, seed=0),
 }
