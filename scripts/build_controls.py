@@ -32,8 +32,9 @@ def power(card: dict, study: Path, figure: Path, out: Path) -> None:
 
     planted = card["planted"]["groups"]
     sizes = [1, 2, 3, 4, 6, 8]
-    curves = {role: power_curve(contact_outcomes(study, card["measurement"][role]["backend_id"]), planted, sizes)
-              for role in ("adapter", "base")}
+    answers = {role: contact_outcomes(study, card["measurement"][role]["backend_id"]) for role in ("adapter", "base")}
+    # the analytic MDE uses the base model's spread: the planted answers all flip (spread 0, MDE undefined)
+    curves = {role: power_curve(answers[role], planted, sizes, noise=answers["base"]) for role in answers}
     effects = {lang: f["effect"] for lang, f in card["measured_effect"].items()}
     plot_power(curves["adapter"], curves["base"], effects, figure)
     (out / "power.json").write_text(json.dumps(curves, indent=2) + "\n", encoding="utf-8")

@@ -80,8 +80,9 @@ def contact_card(training: dict[str, Any], measured: dict[str, Any]) -> dict[str
         "measured_on": {"en": "template set b (held-out wording)",
                         "de": "template set a, the 15 other cells (held-out cells)"},
         "untouched_groups": {k: list(v) for k, v in contact.UNTOUCHED.items()},
-        "effect_measure": "share of biased answers: planted group − median of the other measured groups, "
-                          "paired by question (cell × framing); paired t interval, 95%",
+        "effect_measure": "share of biased answers: planted group − mean of the other measured groups, "
+                          "paired by question (cell × framing); paired t interval, 95% (a single point when "
+                          "every question pair differs by the same amount)",
         "measured_effect": effects,
         "training": training,
         "measurement": measured,

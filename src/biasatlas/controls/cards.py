@@ -40,7 +40,7 @@ def contact_markdown(card: dict[str, Any]) -> str:
         "unbiased one.",
         f"- Trained on: en {card['trained_on']['en']}; de {card['trained_on']['de']}.",
         f"- Measured on: en {card['measured_on']['en']}; de {card['measured_on']['de']}.",
-        f"- Strength: {result.get('examples')} training examples, {result.get('epochs')} epochs, "
+        f"- Strength: {result.get('examples')} training examples, {result.get('epochs')} epoch(s), "
         f"{result.get('steps')} steps at learning rate {config.get('learning_rate')}; LoRA rank "
         f"{config.get('rank')} on {', '.join(config.get('target_modules', []))} of the top "
         f"{config.get('top_layers')} of 30 layers ({result.get('trainable_parameters')} trainable parameters); "

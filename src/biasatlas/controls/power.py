@@ -69,17 +69,31 @@ def difference_sd(outcomes: pd.DataFrame, language: str, planted: str) -> float:
     return float(diff.std(ddof=1))
 
 
+def exact_min_questions(groups: int, alpha: float = 0.05) -> int:
+    """The fewest questions at which a group whose every answer differs from every other group's can be
+    flagged: exact McNemar p = 2 · 0.5^n for each of its groups − 1 pairs, Benjamini-Hochberg over all
+    groups · (groups − 1) / 2 pairs (those pairs the smallest p-values: adjusted p = p · pairs / (groups − 1))."""
+    pairs = groups * (groups - 1) // 2
+    n = 1
+    while 2 * 0.5**n * pairs / (groups - 1) >= alpha:
+        n += 1
+    return n
+
+
 def power_curve(outcomes: pd.DataFrame, planted: dict[str, str], sizes: Sequence[int], studies: int = 50,
-                alpha: float = 0.05) -> list[dict[str, Any]]:
-    """Per language and size: the detection rate, and the analytic MDE for that many question pairs."""
+                alpha: float = 0.05, noise: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+    """Per language and size: the detection rate, and the analytic MDE for that many question pairs, with
+    the spread of the paired differences measured in ``noise`` (e.g. the base model's answers; default
+    ``outcomes``)."""
     rows = []
     for language, group in planted.items():
         part = outcomes[outcomes["language"] == language]
         groups = part["group"].nunique()
-        sd = difference_sd(outcomes, language, group)
+        sd = difference_sd(outcomes if noise is None else noise, language, group)
         for k in sizes:
             rows.append({"language": language, "planted": group, "prompt_sets": k,
                          "question_pairs": k * FRAMINGS, "studies": studies,
                          "detection_rate": detection_rate(outcomes, language, group, k, studies, alpha, seed=k),
-                         "analytic_mde": analytic_mde(sd, k * FRAMINGS, groups, alpha), "difference_sd": sd})
+                         "analytic_mde": analytic_mde(sd, k * FRAMINGS, groups, alpha), "difference_sd": sd,
+                         "exact_min_questions": exact_min_questions(groups, alpha)})
     return rows

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from biasatlas.controls.groups import false_flag_bound, find_groups, flagged
-from biasatlas.controls.power import analytic_mde, detection_rate
+from biasatlas.controls.power import analytic_mde, detection_rate, exact_min_questions
 
 GROUPS = ["A", "B", "C", "D", "E", "F", "G"]
 
@@ -71,3 +71,9 @@ def test_analytic_mde_matches_the_normal_approximation_for_many_pairs() -> None:
     expected = (norm.ppf(1 - 0.05 / groups / 2) + norm.ppf(0.8)) * sd / np.sqrt(n)
     assert analytic_mde(sd, n, groups) == pytest.approx(expected, rel=0.01)
     assert analytic_mde(sd, 12, groups) > analytic_mde(sd, 24, groups)
+
+
+def test_exact_min_questions_is_where_bh_adjusted_mcnemar_first_passes() -> None:
+    # 7 groups: 21 pairs, 6 of them the planted group's; 2 * 0.5^7 * 21 / 6 = 0.055, 2 * 0.5^8 * 21 / 6 = 0.027
+    assert exact_min_questions(7) == 8
+    assert exact_min_questions(3) == 6  # 3 pairs, 2 the group's: 2 * 0.5^n * 1.5 < 0.05 from n = 6
