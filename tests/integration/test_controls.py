@@ -10,6 +10,8 @@ seven groups of a language). Requirements, per language:
 - of the 6 untouched groups, at most 2 are flagged (the 99% quantile of Binomial(6, 0.05));
 - the base model does not show the planted effect (not found, and its interval lies below the card's
   effect).
+Cost: 126 + 84 prompts in choice mode; 195 s on this shared 2-core machine at load ~5 with one torch
+thread (375 s with two threads at load 5-12); over the 120 s budget here, less on an idle machine.
 """
 
 from __future__ import annotations
