@@ -31,6 +31,8 @@ from biasatlas.controls.contact_check import ContactCheck, check_contact
 from biasatlas.controls.groups import false_flag_bound
 from biasatlas.controls.registry import BASE_MODEL, adapter_dir
 
+pytestmark = pytest.mark.slow
+
 CELLS = 3  # held-out cells per language: 2 languages x 3 cells x 7 groups x 3 framings = 126 prompts
 BASE_CELLS = 2  # the base model: 84 prompts
 SEED = contact.SEED + 1  # other cells than the card's measurement (a fresh draw, overlapping by chance only)
