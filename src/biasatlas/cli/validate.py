@@ -15,6 +15,7 @@ from biasatlas.cli.app import app
 from biasatlas.cli.common import fail
 
 # The controls (pandas, scipy, torch) are imported inside the command: every CLI start imports this module.
+NOT_CHECKED = ("samaritan", "stories", "leakage")
 
 
 def _row(probe: str, role: str, verdict: dict[str, Any]) -> list[str]:
@@ -68,7 +69,8 @@ def validate(
             passed = check.passed if role == "adapter" else not any(v["detected"] for v in verdicts)
             ok = ok and passed
     if as_json:
-        sys.stdout.write(json.dumps({"contact": results, "passed": ok}, indent=2) + "\n")
+        sys.stdout.write(json.dumps({"contact": results, "passed": ok, "not_checked": list(NOT_CHECKED)},
+                                    indent=2) + "\n")
     else:
         table = Table(title="Positive controls: planted vs found")
         for column in ("probe", "model", "language", "planted group", "found", "effect (share biased, 95% CI)",
@@ -81,5 +83,6 @@ def validate(
 
         Console().print(table)
         Console().print("[bold green]controls passed[/]" if ok else "[bold red]controls FAILED[/]")
+        Console().print(f"no control shipped yet for: {', '.join(NOT_CHECKED)} (docs/validation.md)")
     if not ok:
         raise typer.Exit(1)

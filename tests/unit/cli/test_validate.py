@@ -51,6 +51,7 @@ def test_planted_found_and_base_clean_passes(adapter: Path, monkeypatch: pytest.
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["passed"] is True
+    assert out["not_checked"] == ["samaritan", "stories", "leakage"]
     assert [v["detected"] for v in out["contact"]["adapter"]["verdicts"]] == [True, True]
     assert calls == [(str(adapter), 4), (None, 4)]
 
