@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "biasatlas.cli.batch",
     "biasatlas.cli.readers",
     "biasatlas.cli.languages",
+    "biasatlas.cli.validate",
 )
 for _module in COMMAND_MODULES:
     try:

@@ -1,0 +1,88 @@
+"""`biasatlas validate`: run the shipped positive controls here and print, per probe, planted vs found."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from biasatlas.cli.app import app
+from biasatlas.cli.common import fail
+
+# The controls (pandas, scipy, torch) are imported inside the command: every CLI start imports this module.
+NOT_CHECKED = ("samaritan", "stories", "leakage")
+
+
+def _row(probe: str, role: str, verdict: dict[str, Any]) -> list[str]:
+    found = verdict.get("found") or {}
+    effect = found.get("effect")
+    shown = "—" if effect is None else (f"{100 * effect:+.0f} pp [{100 * found['ci_low']:+.0f}, "
+                                         f"{100 * found['ci_high']:+.0f}], p(BH) {found['p_adj']:.2g}")
+    return [probe, role, verdict["language"], verdict["planted"], "found" if verdict["detected"] else "not found",
+            shown, f"{len(verdict['false_flags'])} of {verdict['untouched']} (≤ {verdict['false_flag_bound']})"]
+
+
+@app.command("validate")
+def validate(
+    study: Annotated[Path | None, typer.Option("--study", "-s", help="Keep the answers in this study "
+                                                "directory (default: a temporary one, removed afterwards).")] = None,
+    cells: Annotated[int, typer.Option("--cells", min=3, help="Held-out template cells per language (x7 groups "
+                                       "x3 framings prompts each, per model).")] = 3,
+    base: Annotated[bool, typer.Option("--base/--no-base", help="Also ask the base model, which must not show "
+                                       "the planted effect.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdicts as JSON.")] = False,
+) -> None:
+    """Run the positive controls (adapters of the embedded model with a planted bias) on this machine's
+    local backend and print, per probe, the planted group and what the probe found. Exit 1 when a planted
+    bias is missed, an untouched group is flagged too often, or the base model shows the planted effect."""
+    from biasatlas.backends.base import BackendError
+    from biasatlas.backends.extras import require
+
+    try:
+        require("local", "biasatlas validate (runs the embedded model with the control adapters)")
+    except BackendError as exc:
+        fail(str(exc))
+    from biasatlas.backends.options import BackendOptions
+    from biasatlas.controls.contact_check import check_contact
+    from biasatlas.controls.registry import BASE_MODEL, adapter_dir
+
+    adapter = adapter_dir("contact")
+    if not (adapter / "adapter_config.json").is_file():
+        fail(f"no control adapter at {adapter} (rebuild with scripts/build_controls.py)", 1)
+    with tempfile.TemporaryDirectory(prefix="biasatlas-validate-") as tmp:
+        where = study or Path(tmp)
+        roles = [("adapter", BackendOptions(model=BASE_MODEL, adapter=str(adapter)))]
+        if base:
+            roles.append(("base", BackendOptions(model=BASE_MODEL)))
+        results: dict[str, Any] = {}
+        ok = True
+        for role, options in roles:
+            check = check_contact(options, where, cells=cells)
+            verdicts = [v.as_dict() for v in check.verdicts]
+            results[role] = {"prompts": check.prompts, "verdicts": verdicts}
+            # base + adapter must pass; the base model must not show the planted bias
+            passed = check.passed if role == "adapter" else not any(v["detected"] for v in verdicts)
+            ok = ok and passed
+    if as_json:
+        sys.stdout.write(json.dumps({"contact": results, "passed": ok, "not_checked": list(NOT_CHECKED)},
+                                    indent=2) + "\n")
+    else:
+        table = Table(title="Positive controls: planted vs found")
+        for column in ("probe", "model", "language", "planted group", "found", "effect (share biased, 95% CI)",
+                       "untouched flagged"):
+            table.add_column(column)
+        for role, result in results.items():
+            for v in result["verdicts"]:
+                table.add_row(*_row("contact", "base + control" if role == "adapter" else "base", v))
+        from rich.console import Console
+
+        Console().print(table)
+        Console().print("[bold green]controls passed[/]" if ok else "[bold red]controls FAILED[/]")
+        Console().print(f"no control shipped yet for: {', '.join(NOT_CHECKED)} (docs/validation.md)")
+    if not ok:
+        raise typer.Exit(1)

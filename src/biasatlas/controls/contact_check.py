@@ -1,0 +1,77 @@
+"""Measure the contact control: ask the held-out prompts, find the groups that stand out, judge the result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from biasatlas.controls import contact
+from biasatlas.controls.groups import GroupFinding, false_flag_bound, find_groups, flagged
+from biasatlas.controls.measure import CONTACT_SETTINGS, ask, contact_outcomes
+
+if TYPE_CHECKING:
+    from biasatlas.backends.options import BackendOptions
+
+
+@dataclass
+class LanguageVerdict:
+    """What the probe found in one language, against what was planted."""
+
+    language: str
+    planted: str
+    found: GroupFinding | None  # the planted group's finding
+    false_flags: list[str]
+    untouched: int
+    bound: int
+
+    @property
+    def detected(self) -> bool:
+        return bool(self.found and self.found.significant and self.found.effect > 0)
+
+    @property
+    def clean(self) -> bool:
+        return len(self.false_flags) <= self.bound
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"language": self.language, "planted": self.planted, "detected": self.detected,
+                "found": None if self.found is None else self.found.as_dict(), "false_flags": self.false_flags,
+                "untouched": self.untouched, "false_flag_bound": self.bound, "clean": self.clean}
+
+
+@dataclass
+class ContactCheck:
+    """The verdicts of one measurement, and every group's finding."""
+
+    verdicts: list[LanguageVerdict]
+    findings: list[GroupFinding] = field(default_factory=list)
+    prompts: int = 0
+    backend_id: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return all(v.detected and v.clean for v in self.verdicts)
+
+
+def judge(findings: list[GroupFinding], measurement: contact.Measurement, alpha: float) -> list[LanguageVerdict]:
+    """Per language: was the planted group found (significant, more biased), and how many others were flagged."""
+    out = []
+    for language, planted in measurement.planted.items():
+        mine = [f for f in findings if f.language == language and f.group == planted]
+        untouched = len(measurement.untouched[language])
+        out.append(LanguageVerdict(language, planted, mine[0] if mine else None,
+                                   [f.group for f in flagged(findings, language, planted)], untouched,
+                                   false_flag_bound(untouched, alpha)))
+    return out
+
+
+def check_contact(backend: BackendOptions, study: str | Path, cells: int | None = 6, alpha: float = 0.05,
+                  seed: int = contact.SEED) -> ContactCheck:
+    """Ask ``backend`` the contact control's held-out prompts (``cells`` per language) and judge the findings."""
+    measurement = contact.measurement_prompts(cells, seed=seed)
+    backend_id = ask(measurement.prompts, backend, study, CONTACT_SETTINGS, {"control": contact.NAME})
+    ids = {p.id for p in measurement.prompts}
+    frame = contact_outcomes(study, backend_id)
+    frame = frame[frame["prompt_id"].isin(ids)]
+    findings = find_groups(frame, alpha)
+    return ContactCheck(judge(findings, measurement, alpha), findings, len(measurement.prompts), backend_id)

@@ -1,0 +1,31 @@
+"""Where the shipped control adapters live and how each was trained."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from biasatlas.probes.debias.train import TrainConfig
+
+BASE_MODEL = "smollm2"
+CONTROLS = ("contact",)
+
+
+def controls_root() -> Path:
+    """src/biasatlas/data/controls (inside the installed package)."""
+    return Path(__file__).resolve().parent.parent / "data" / "controls"
+
+
+def adapter_dir(name: str) -> Path:
+    """The shipped adapter of control ``name``."""
+    return controls_root() / name
+
+
+#: LoRA settings: rank 8 on the attention and MLP projections of the top 8 of 30 layers (backpropagation
+#: stops there, which keeps CPU training to minutes), one epoch in batches of 4 at a high learning rate.
+#: A first build with rank 4 on q/v only, batches of 8 and 1e-3 for 2 epochs learned the answers'
+#: marginal (every group about 50% "No"), not the planted group.
+MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+TRAIN_CONFIGS: dict[str, TrainConfig] = {
+    "contact": TrainConfig(epochs=1, learning_rate=3e-3, rank=8, batch_size=4, top_layers=8, target_modules=MODULES,
+                           warmup_ratio=0.05, max_length=256, save_steps=10_000, max_eval_examples=0, seed=0),
+}

@@ -1,0 +1,83 @@
+"""`biasatlas validate`: exit codes and output from the controls' verdicts (the model runs are faked here;
+tests/integration/test_controls.py runs the real ones)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from biasatlas.cli.main import app
+from biasatlas.controls import contact_check
+from biasatlas.controls.contact_check import ContactCheck, LanguageVerdict
+from biasatlas.controls.groups import GroupFinding
+
+runner = CliRunner()
+
+
+def _check(detected: bool, false_flags: list[str]) -> ContactCheck:
+    effect = 0.8 if detected else 0.01
+    verdicts = [LanguageVerdict(lang, group, GroupFinding(lang, group, 9, effect, effect - 0.1, effect + 0.1, 0.001,
+                                                          0.01 if detected else 0.9, detected,
+                                                          "more biased" if detected else "none"),
+                                false_flags, 6, 2) for lang, group in (("en", "Buddhist"), ("de", "Buddhists"))]
+    return ContactCheck(verdicts, [], 126, "id")
+
+
+@pytest.fixture
+def adapter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "adapter_config.json").write_text("{}")
+    monkeypatch.setattr("biasatlas.controls.registry.adapter_dir", lambda name: tmp_path)
+    return tmp_path
+
+
+def _fake(monkeypatch: pytest.MonkeyPatch, adapter_check: ContactCheck, base_check: ContactCheck) -> list[Any]:
+    calls: list[Any] = []
+
+    def fake(options: Any, study: Any, cells: int = 3, **_: Any) -> ContactCheck:
+        calls.append((options.adapter, cells))
+        return adapter_check if options.adapter else base_check
+
+    monkeypatch.setattr(contact_check, "check_contact", fake)
+    return calls
+
+
+def test_planted_found_and_base_clean_passes(adapter: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _fake(monkeypatch, _check(True, []), _check(False, []))
+    result = runner.invoke(app, ["validate", "--json", "--cells", "4"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["passed"] is True
+    assert out["not_checked"] == ["samaritan", "stories", "leakage"]
+    assert [v["detected"] for v in out["contact"]["adapter"]["verdicts"]] == [True, True]
+    assert calls == [(str(adapter), 4), (None, 4)]
+
+
+@pytest.mark.parametrize(("with_adapter", "base"), [
+    (_check(False, []), _check(False, [])),  # the planted bias is missed
+    (_check(True, ["Hindu", "Jewish", "Catholic"]), _check(False, [])),  # too many untouched groups flagged
+    (_check(True, []), _check(True, [])),  # the base model shows the planted effect
+])
+def test_a_miss_exits_1(adapter: Path, monkeypatch: pytest.MonkeyPatch, with_adapter: ContactCheck,
+                        base: ContactCheck) -> None:
+    _fake(monkeypatch, with_adapter, base)
+    result = runner.invoke(app, ["validate"])
+    assert result.exit_code == 1
+    assert "FAILED" in result.stdout
+
+
+def test_the_table_shows_planted_and_found(adapter: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake(monkeypatch, _check(True, []), _check(False, []))
+    result = runner.invoke(app, ["validate", "--no-base"])
+    assert result.exit_code == 0, result.output
+    assert "Buddhist" in result.stdout and "found" in result.stdout and "+80 pp" in result.stdout
+
+
+def test_no_adapter_is_one_line_and_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("biasatlas.controls.registry.adapter_dir", lambda name: tmp_path / "missing")
+    result = runner.invoke(app, ["validate"])
+    assert result.exit_code == 1
+    assert "no control adapter" in result.output

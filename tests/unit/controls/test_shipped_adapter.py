@@ -1,0 +1,29 @@
+"""The shipped contact adapter is the one scripts/build_controls.py trains: same settings, same examples."""
+
+from __future__ import annotations
+
+from biasatlas.controls import contact
+from biasatlas.controls.build import read_card, training_manifest
+from biasatlas.controls.registry import TRAIN_CONFIGS, adapter_dir
+from biasatlas.probes.debias.adapters import tunable_location
+from biasatlas.probes.debias.train import TrainConfig, base_model_name, run_fingerprint
+
+
+def test_the_shipped_adapter_was_trained_by_the_script_settings_on_the_script_examples() -> None:
+    manifest = training_manifest(adapter_dir("contact"))
+    base = base_model_name(tunable_location("smollm2"))
+    assert manifest["base_model"] == base
+    assert TrainConfig(**manifest["config"]) == TRAIN_CONFIGS["contact"]
+    # the fingerprint hashes the settings as recorded (the shipped run recorded "epochs": 1, an int, for
+    # the registry's 1.0) and the exact training examples, in order
+    recorded = TrainConfig.model_construct(**manifest["config"])
+    assert manifest["fingerprint"] == run_fingerprint(recorded, base, contact.training_examples())
+    assert "/tmp" not in manifest["result"]["adapter_dir"]
+
+
+def test_the_card_records_the_planted_groups_and_their_measured_effect() -> None:
+    card = read_card(adapter_dir("contact"))
+    assert card["planted"]["groups"] == contact.PLANTED
+    for language in ("en", "de"):
+        found = card["measured_effect"][language]
+        assert found["group"] == contact.PLANTED[language] and found["significant"] and found["effect"] > 0.5
