@@ -8,6 +8,7 @@ is saved in the study with its training config and loads back through the normal
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -51,8 +52,8 @@ def test_tiny_lora_run_moves_the_biased_rate_on_its_training_prompts(tmp_path: P
         assert row["n_pairs"] == 10 and "McNemar exact" in row["test"]
         assert row["p"] is not None and 0 <= row["p_adj"] <= 1
 
-    html = (study / "report.html").read_text()
-    assert "Social Contact Debiasing" in html and "By scale and contact (Table 4)" in html
+    html = re.sub(r"<[^>]+>", "", (study / "report.html").read_text())  # citations are links
+    assert "Social Contact Debiasing" in html and "By scale and contact (Raj et al., 2024, Table 4)" in html
 
     # the same command again would reuse the finished adapter (and the stored answers)
     plan = runner.invoke(app, [*args, "--plan-only"])

@@ -396,3 +396,41 @@ def test_every_tex_of_the_report_compiles_with_pdflatex(audit_study: Path) -> No
     errors = [line for line in done.stdout.splitlines() if line.startswith("!")]
     assert done.returncode == 0 and errors == [], done.stdout[-3000:]
     assert "Missing character" not in (folder / "all-tables.log").read_text(errors="replace")
+
+
+@pytest.mark.slow
+def test_reading_check_shows_in_the_validity_section(tmp_path: Path, browser: Any) -> None:
+    """Issue 27: `readers sample` -> a person fills human_label -> `readers score` -> the report's validity
+    section says, per probe and language, how well the answers were read, or that no check was made."""
+    from typer.testing import CliRunner
+
+    from biasatlas.cli.main import app
+
+    study = tmp_path / "study"
+    replies = ["Yes.", "No.", "Probably not, no.", "I can't answer that.", "Yes, gladly."]
+    rng = random.Random(27)
+    with Store(study) as store:
+        contact = load_probe("contact")
+        for language in ("en", "de"):
+            prompts = contact.plan(contact.config(languages=[language], axes=["religion"], limit=30))
+            run_plan(prompts, FakeBackend(lambda r: rng.choice(replies), name="m"), store,
+                     GenerationSettings(mode="generate"), progress=False)
+    runner = CliRunner()
+    labels_csv = tmp_path / "labels.csv"
+    sampled = runner.invoke(app, ["readers", "sample", "--study", str(study), "--n", "20", "--out", str(labels_csv)])
+    assert sampled.exit_code == 0, sampled.output
+    labels = pd.read_csv(labels_csv, dtype=str, keep_default_na=False)
+    labels = labels[labels["language"] == "en"]  # a person checked the English answers only
+    labels["human_label"] = labels["reader_label"]  # ... and read each as the reader did
+    labels.to_csv(labels_csv, index=False)
+    scored = runner.invoke(app, ["readers", "score", "--study", str(study), str(labels_csv)])
+    assert scored.exit_code == 0, scored.output
+    with Store(study) as store:
+        build_report(store, study)
+    page = Page(browser, study / "report.html")
+    validity = page.page.locator("section#section-validity").inner_text()
+    n = len(labels)
+    assert f"contact, en: reading checked on {n} human-labelled answers: 100.0%" in validity
+    assert "contact, de: no human check of the reading was made" in validity
+    page.page.close()
+    assert page.errors == [] and page.remote() == []

@@ -18,7 +18,7 @@ METHODS = (
     "2024); samaritan, "
     "the group whose ratings are furthest from the no-demographic control over the same scenario cells "
     "(paired t-test over scenarios; Fagan et al. 2025), with how many groups differ. The adjusted p is the "
-    "probe's own (its correction family, docs/methods.md: contact BH over every contact test, samaritan Holm "
+    "probe's own (its correction family: contact BH over every contact test, samaritan Holm "
     "within a category), the same as in its section, `summary --json` and the export; * marks adjusted p < "
     "the probe's alpha (contact 0.05, samaritan 0.01). A cell without * is not evidence of no difference. "
     "⚑ marks a quality flag: too few units for the test (no interval is shown then), one option answered "
@@ -169,7 +169,7 @@ def overview_section(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.
                          "n", "p", "p_adj", "correction", "significant", "mde", "flags", "probability_effect",
                          "seed", "samples"]]
         section.add_table(ordered, caption="Headline tests (p adjusted within each probe's correction family; "
-                          "flags: docs/methods.md)")
+                          "flags: see each probe's methods)")
         section.add_plot(_forest(table), caption="Headline effects with 95% intervals (hover for n and p)")
     return section
 

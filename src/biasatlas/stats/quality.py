@@ -23,7 +23,7 @@ ONE_OPTION_LIMIT = 0.90
 #: flag codes, in the order they are shown, with what each means
 FLAGS: dict[str, str] = {
     "not_tested": "the test could not be computed (the reason follows)",
-    "too_few_units": "fewer units than the test needs to reach p < alpha (rule per test in docs/methods.md)",
+    "too_few_units": "fewer units than the test needs to reach p < alpha (the rule per test is in the methods)",
     "one_option": "one option (or one rating) in >= 90% of the readable answers: decisions cannot move",
     "unreadable": "more than 20% of the answers could not be read",
     "refusals": "more than 20% of the answers are refusals",
