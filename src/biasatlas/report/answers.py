@@ -67,6 +67,13 @@ def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column
     reason = next((c for c in ("reason", "parse_reason") if c in outcomes.columns), None)
     if reason:
         out["reason"] = outcomes[reason]
+    if "judge_label" in outcomes.columns and outcomes["judge_label"].notna().any():  # a judge read some answers
+        if "reader" in outcomes.columns:
+            out["reader"] = outcomes["reader"]
+        rules = outcomes["rules_label"] if "rules_label" in outcomes.columns else pd.Series(None, index=outcomes.index)
+        # the rules-vs-judge disagreements, one filter away (issue 27): empty where they agree or one did not read
+        out["rules vs judge"] = [f"rules: {r} · judge: {j}" if pd.notna(r) and pd.notna(j) and r != j else ""
+                                 for r, j in zip(rules, outcomes["judge_label"], strict=True)]
     if "status" in outcomes.columns:
         out["status"] = outcomes["status"]
     # what a reader reads first sits next to each other (the prompt, the answer, what was read from it); the

@@ -40,3 +40,21 @@ def test_the_answer_sits_next_to_its_prompt_and_what_was_read_from_it() -> None:
     outcomes = _outcomes(["Ja"], [{"Ja": 0.6, "Nein": 0.4}]).assign(scale="certainty", reason="")
     frame = answers_frame(outcomes, ("scale",), "answer")
     assert list(frame.columns) == ["model", "language", "prompt", "answer", "P(option)", "parsed", "reason", "scale"]
+
+
+def test_rules_judge_disagreements_are_a_column_of_the_answers_table() -> None:
+    """Issue 27: with a judge reader the answers table names the reader and lists each disagreement."""
+    import pandas as pd
+
+    from biasatlas.report.answers import answers_frame
+
+    outcomes = pd.DataFrame({
+        "model": ["m"] * 3, "language": ["en"] * 3, "text": ["Yes.", "Hmm, maybe not.", "No."],
+        "answer": ["affirmative", "negative", "negative"], "reason": [None, None, None],
+        "reader": ["rules", "judge", "rules"], "rules_label": ["affirmative", "unclear", "negative"],
+        "judge_label": [None, "negative", "negative"],
+    })
+    frame = answers_frame(outcomes, (), "answer")
+    assert list(frame["reader"]) == ["rules", "judge", "rules"]
+    assert list(frame["rules vs judge"]) == ["", "rules: unclear · judge: negative", ""]
+    assert "rules vs judge" not in answers_frame(outcomes.drop(columns=["judge_label"]), (), "answer")
