@@ -207,6 +207,8 @@ STATISTICS: dict[str, str] = {
     "discordant_b": "McNemar: prompt sets biased under no contact only (they moved to unbiased).",
     "discordant_c": "McNemar: prompt sets biased under the framing only. b + c is what the test's power rests on.",
     "sd_diff": "Paired t: the standard deviation of the paired differences (for power and sample size).",
+    "reader": "Who read the answers this row counts (contact, samaritan): `rules`, or `judge`/`both` with how many "
+    "labels each reader gave and the judge model (`biasatlas run --reader`; docs/reading.md).",
     "mde": "Headline rows: the smallest effect the test had 80% power to detect at the row's alpha, on the "
     "estimate's scale, from the study's own figures (McNemar: the observed share of discordant prompt sets; "
     "paired t: the sd of the observed differences). Beside a result that is not significant.",

@@ -117,7 +117,7 @@ def contact_rows(summary: dict[str, Any]) -> list[Row]:
                 "its samples' P(biased)", **_flag_columns(Quality().merge(base).merge(
                     units_flag("paired_t", test.get("n"), alpha, "t interval")), "paired_t", alpha),
             })
-    return _complete("contact", rows)
+    return _complete("contact", rows, summary.get("reading"))
 
 
 def samaritan_rows(summary: dict[str, Any]) -> list[Row]:
@@ -169,12 +169,26 @@ def samaritan_rows(summary: dict[str, Any]) -> list[Row]:
             rows.append({**common, "test": name, "p": p, "p_adj": p_adj, **extra,
                          "significant": None if _missing(p_adj) else bool(p_adj < alpha),
                          **_flag_columns(quality, kind, alpha)})
-    return _complete("samaritan", rows)
+    return _complete("samaritan", rows, summary.get("reading"))
 
 
-def _complete(probe: str, rows: list[Row]) -> list[Row]:
+def reader_text(reading: dict[str, Any] | None) -> str | None:
+    """Who produced the labels a probe's statistics count: ``rules``, or the judge's share with its model."""
+    if not reading:
+        return None
+    counts = reading.get("labels_by") or {}
+    judge = f"; judge {reading['judge']}" if reading.get("judge") else ""
+    if set(counts) <= {reading.get("reader")}:
+        return f"{reading.get('reader')} ({sum(counts.values())} labels{judge})"
+    shares = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    return f"{reading.get('reader')} (labels: {shares}{judge})"
+
+
+def _complete(probe: str, rows: list[Row], reading: dict[str, Any] | None = None) -> list[Row]:
     """Every column of the statistics table on every row, in its order (`summary --json` = the export)."""
+    reader = reader_text(reading)
     for row in rows:
+        row.setdefault("reader", reader)
         if row.get("headline"):
             row.update(detectable(row))
     return [{**dict.fromkeys(STATISTICS), "probe": probe, **{k: v for k, v in row.items() if k in STATISTICS}}

@@ -78,8 +78,10 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
     summary["answer_quality"] = ca.records(answer_quality(out))
     from biasatlas.export.statistics import run_info
     from biasatlas.export.tidy import contact_rows
+    from biasatlas.readers.agreement import agreement
 
     summary["runs"] = run_info(store, NAME)
+    summary["reading"] = agreement(store, NAME, out)  # who read the answers the statistics count (issue 27)
     summary["statistics"] = contact_rows(summary)  # the rows every surface reads (export, report's overview)
     return summary
 

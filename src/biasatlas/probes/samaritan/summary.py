@@ -155,7 +155,9 @@ def summarise(
         summary[name] = _records(table) if not table.empty else []
     from biasatlas.export.statistics import run_info
     from biasatlas.export.tidy import samaritan_rows
+    from biasatlas.readers.agreement import agreement
 
     summary["runs"] = run_info(store, NAME)
+    summary["reading"] = agreement(store, NAME, frame)  # who read the answers the statistics count (issue 27)
     summary["statistics"] = samaritan_rows(summary)  # the rows every surface reads (export, report's overview)
     return summary
