@@ -129,8 +129,33 @@ def _summary(store: Store, as_json: bool, analysis: dict[str, Any]) -> None:
         probe = load_probe(name)
         console.rule(f"[bold]{probe.title}")
         probe.print_summary(data, console)
+        _print_headlines(data.get("statistics") or [], console)
         _print_validity(data.get("validity") or [], data.get("validity_warnings") or [], console)
         print_reading(probe.title, data, console)
+
+
+def _print_headlines(rows: list[dict[str, Any]], console: Console) -> None:
+    """The report overview's headline rows: estimate, interval, adjusted p, their quality flags, and beside a
+    result that is not significant the smallest effect the test could detect (issue 26)."""
+    def num(value: Any) -> str:
+        return "–" if value is None or value != value else f"{float(value):.3g}"
+
+    for row in (r for r in rows if r.get("headline")):
+        cell = " · ".join(str(row[k]) for k in ("model", "language", "scale") if row.get(k))
+        flags = row.get("flags")
+        interval = "" if flags and any(f in str(flags) for f in ("too_few_units", "not_")) else (
+            f" [{num(row.get('ci_low'))}, {num(row.get('ci_high'))}]")
+        line = (f"headline {cell}: {row.get('test')} {row.get('estimand') or ''} {num(row.get('estimate'))}{interval}, "
+                f"n {row.get('n')}, adjusted p {num(row.get('p_adj'))} ({row.get('correction')})")
+        console.print(line, markup=False, soft_wrap=True)
+        for note in str(row.get("flag_notes") or "").split(" | "):
+            if note:
+                console.print(f"  ⚑ {note}", markup=False, soft_wrap=True)
+        if row.get("significant") is False:
+            mde = row.get("mde")
+            console.print("  not significant; " + (f"smallest effect detectable at 80% power: {num(mde)}"
+                          if mde is not None else f"no detectable effect to state: {row.get('mde_note') or '–'}"),
+                          markup=False, soft_wrap=True)
 
 
 def _print_validity(rows: list[dict[str, Any]], warnings: list[str], console: Console) -> None:

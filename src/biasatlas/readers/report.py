@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def add_reading(store: Store, probe: str, data: dict[str, Any]) -> None:
     """Put ``reading`` (who read how many answers; with a judge, the agreement) into a probe's summary."""
-    if probe not in JUDGED_PROBES:
+    if probe not in JUDGED_PROBES or "reading" in data:  # the probe's summary holds it already
         return
     from biasatlas.probes import load_probe
     from biasatlas.readers.agreement import agreement
