@@ -15,9 +15,9 @@ from typing import Any
 
 
 def load_table(path: Path) -> list[dict[str, str]]:
-    """A labelled table; a literal "\\n" in an answer stands for a line break."""
+    """A labelled table; a literal "\\n" in an answer stands for a line break, "#" lines at the top are its header."""
     with path.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+        rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
     for row in rows:
         row["answer"] = row["answer"].replace("\\n", "\n")
     return rows

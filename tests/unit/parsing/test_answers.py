@@ -2,34 +2,20 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
 
+from biasatlas.languages.readers import load_table
+from biasatlas.languages.readers import yesno_misread as misread
 from biasatlas.parsing.answers import AFFIRMATIVE, NEGATIVE, AnswerParser, choose_by_probability
 
 DATA = Path(__file__).parent / "data"
 
 
 def load(name: str) -> list[dict[str, str]]:
-    """A labelled table; "\\n" in an answer stands for a line break, "#" lines at the top are its header."""
-    with (DATA / name).open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
-    for row in rows:
-        row["answer"] = row["answer"].replace("\\n", "\n")
-    return rows
+    return load_table(DATA / name)
 
-
-def misread(rows: list[dict[str, str]]) -> list[str]:
-    """The rows read otherwise than labelled (value, and the reason where there is no value)."""
-    wrong = []
-    for row in rows:
-        outcome = AnswerParser(row["scale"], row["language"]).parse(row["answer"])
-        value = None if row["expected"] == "none" else row["expected"]
-        if outcome.value != value or (value is None and outcome.reason != row["reason"]):
-            wrong.append(f"{row['scale']}/{row['language']} {row['answer']!r}: {outcome.value} {outcome.reason}")
-    return wrong
 
 
 @pytest.mark.parametrize(("name", "minimum"), [("yesno.csv", 0.99), ("yesno_heldout.csv", 0.97)])

@@ -4,12 +4,12 @@ independent tables' strings."""
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
 import pytest
 
+from biasatlas.languages.readers import load_table
 from biasatlas.parsing.answers import AnswerParser
 from biasatlas.parsing.continuation import cut_continuation
 from biasatlas.parsing.numbers import parse_rating
@@ -18,11 +18,7 @@ DATA = Path(__file__).parent / "data"
 
 
 def load(name: str) -> list[dict[str, str]]:
-    with (DATA / name).open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
-    for row in rows:
-        row["answer"] = row["answer"].replace("\\n", "\n")
-    return rows
+    return load_table(DATA / name)
 
 
 YESNO = load("misread_classes.csv")

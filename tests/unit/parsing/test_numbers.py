@@ -2,38 +2,20 @@
 
 from __future__ import annotations
 
-import csv
-import math
 from pathlib import Path
 
 import pytest
 
+from biasatlas.languages.readers import load_table
+from biasatlas.languages.readers import rating_misread as misread
 from biasatlas.parsing.numbers import RatingParser, parse_rating
 
 DATA = Path(__file__).parent / "data"
 
 
 def load(name: str) -> list[dict[str, str]]:
-    """A labelled table; "\\n" in an answer stands for a line break, "#" lines at the top are its header."""
-    with (DATA / name).open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
-    for row in rows:
-        row["answer"] = row["answer"].replace("\\n", "\n")
-    return rows
+    return load_table(DATA / name)
 
-
-def misread(rows: list[dict[str, str]]) -> list[str]:
-    """The rows read otherwise than labelled: another value, or another reason for no value."""
-    wrong = []
-    for row in rows:
-        outcome = parse_rating(row["answer"], row["language"])
-        if row["expected"] == "none":
-            right = outcome.value is None and outcome.reason == row["reason"]
-        else:
-            right = outcome.value is not None and math.isclose(outcome.value, float(row["expected"]))
-        if not right:
-            wrong.append(f"{row['language']} {row['answer']!r}: {outcome.value} {outcome.reason}")
-    return wrong
 
 
 @pytest.mark.parametrize(
