@@ -36,7 +36,7 @@ DEBIAS: dict[str, Any] = {
     "analysis": {"alpha": 0.05, "correction": "bh"},
     "contact": [{"before_model": "base", "after_model": "tuned", "setting": "s1", "part": "test", "mode": "generate",
                  "tables": {"by_scale": [{"scale": "certainty", "contact": "positive", "before_pct": 40.0,
-                                          "after_pct": 20.0, "n_pairs": 3, "test": "McNemar exact (discordant: "
+                                          "after_pct": 20.0, "n_pairs": 30, "test": "McNemar exact (discordant: "
                                           "2 → unbiased, 0 → biased)", "statistic": 0.0, "p": 0.5, "p_adj": 0.5,
                                           "correction": "bh", "effect": -0.2, "effect_ci_low": -0.5,
                                           "effect_ci_high": 0.1}],
@@ -47,7 +47,9 @@ DEBIAS: dict[str, Any] = {
                                        "effect": 0.05, "effect_name": "Cohen's d_z", "ci_low": 0.01,
                                        "ci_high": 0.09, "mean_before": 0.6, "mean_after": 0.65}}],
     "quality": [{"before_model": "base", "after_model": "tuned", "setting": "s1", "task": "bbq",
-                 "tests": [{"condition": "ambiguous", "quantity": "error rate", "method": "McNemar exact", "n": 50,
+                 "tests": [{"condition": "ambiguous", "quantity": "error rate",
+                            "method": "McNemar exact (discordant: 9 → unbiased, 11 → biased; Newcombe interval)",
+                            "n": 50,
                             "statistic": 3.0, "p": 0.2, "effect": 0.04, "ci_low": -0.02, "ci_high": 0.1}]}],
 }
 
@@ -108,7 +110,10 @@ def test_debias_factors_in_columns_units_flag_and_not_tested() -> None:
     assert (scale["setting"], scale["part"], scale["mode"], scale["contact"]) == ("s1", "test", "generate", "positive")
     assert scale["test"] == "McNemar exact" and scale["estimate"] == -0.2
     assert (scale["ci_low"], scale["ci_high"]) == (-0.5, 0.1)
+    # the rule counts the discordant pairs (2 + 0 of 30 pairs), read out of the method string into columns
+    assert (scale["discordant_b"], scale["discordant_c"]) == (2, 0)
     assert "too_few_units" in scale["flags"] and scale["min_units"] == min_units("mcnemar", 0.05)
+    assert "2 discordant" in scale["flag_notes"] and scale["ci_method"].startswith("Wald")
     axis = next(r for r in rows if r["axis"] == "religion")
     assert "not_tested" in axis["flags"]
     shift = next(r for r in rows if r["source"] == "contact.probability_shift")
@@ -118,4 +123,5 @@ def test_debias_factors_in_columns_units_flag_and_not_tested() -> None:
     assert (shift["ci_low"], shift["ci_high"]) == (0.01, 0.09)
     bbq = next(r for r in rows if r["source"] == "quality.bbq.tests")
     assert bbq["condition"] == "ambiguous" and bbq["task"] == "bbq" and bbq["flags"] is None
+    assert (bbq["discordant_b"], bbq["discordant_c"]) == (9, 11) and bbq["ci_method"].startswith("Newcombe")
     assert bbq["estimate"] == 0.04 and bbq["estimand"].startswith("difference in the error rate")
