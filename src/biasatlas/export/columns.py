@@ -223,8 +223,10 @@ STATISTICS: dict[str, str] = {
     "min_units": "The fewest units (discordant pairs for McNemar, pairs for t/Wilcoxon/TOST, differing sets "
     "for Cochran's Q, stories in the 2 x 2 table for the stories' Fisher test; empty: no rule, e.g. leakage's "
     "mixed-model Wald z) at which the test can reach p < alpha (stats/quality.py).",
-    "discordant_b": "McNemar: prompt sets biased under no contact only (they moved to unbiased).",
-    "discordant_c": "McNemar: prompt sets biased under the framing only. b + c is what the test's power rests on.",
+    "discordant_b": "McNemar: units biased under the first condition only (contact: no contact; debias: before; "
+    "debias BBQ: wrong before only).",
+    "discordant_c": "McNemar: units biased under the second condition only (contact: the framing; debias: after). "
+    "b + c is what the test's power and the too_few_units rule rest on.",
     "sd_diff": "Paired t: the standard deviation of the paired differences (for power and sample size).",
     "reader": "Who read the answers this row counts (contact, samaritan): `rules`, or `judge`/`both` with how many "
     "labels each reader gave and the judge model (`biasatlas run --reader`; docs/reading.md).",

@@ -39,6 +39,20 @@ def split_method(method: Any) -> tuple[str | None, str | None]:
     return (match.group(1), match.group(2)) if match else (text, None)
 
 
+_DISCORDANT = re.compile(r"discordant:\s*(\d+)\s*→[^,]*,\s*(\d+)\s*→")
+
+
+def mcnemar_detail(detail: str | None) -> Row:
+    """discordant_b, discordant_c and ci_method out of McNemar's method detail (stats.paired.mcnemar_paired
+    writes ``discordant: b → unbiased, c → biased[; Newcombe interval]``; without Newcombe the CI is Wald)."""
+    match = _DISCORDANT.search(detail or "")
+    if not match:
+        return {}
+    newcombe = "newcombe" in (detail or "").lower()
+    return {"discordant_b": int(match.group(1)), "discordant_c": int(match.group(2)),
+            "ci_method": "Newcombe method 10 (paired proportions)" if newcombe else "Wald (paired proportions)"}
+
+
 def flag_columns(kind: str | None, units: Any, alpha: float, label: str, p: Any = 0.0,
                  reason: str | None = None, extra: Quality | None = None) -> Row:
     """flags, flag_notes and min_units of one row: not tested (p missing) with ``reason``, too few units."""
@@ -141,7 +155,12 @@ def _result_row(result: Row, kind: str | None, units: Any, alpha: float, **field
     else:
         row.update(effect_size=result.get("effect"), effect_size_name=effect_name or None)
     row.update(fields)
-    row.update(flag_columns(kind, units, alpha, name or "the test", result.get("p"), detail))
+    counts = mcnemar_detail(detail) if kind == "mcnemar" else {}
+    if counts:  # the exact rule counts the discordant pairs, not the pairs
+        row.update(counts)
+        units = counts["discordant_b"] + counts["discordant_c"]
+    row.update(flag_columns(kind, units, alpha, name or "the test", result.get("p"),
+                            None if counts else detail))
     return row
 
 
@@ -166,12 +185,11 @@ def debias_rows(summary: dict[str, Any]) -> list[Row]:
                           "p": r.get("p"), "p_adj": r.get("p_adj"), "effect": r.get("effect"),
                           "effect_name": "difference in the proportion biased (after − before)",
                           "ci_low": r.get("effect_ci_low"), "ci_high": r.get("effect_ci_high")}
-                # the discordant pairs are at most the pairs: fewer pairs than the rule, the test cannot conclude
+                # units: the discordant pairs from the method's detail, else the pairs (their upper bound)
                 rows.append(_result_row(
                     result, "mcnemar", r.get("n_pairs"), alpha, source=f"contact.tables.{table}", **where,
                     **{k: r.get(k) for k in DEBIAS_FACTORS if k in r}, correction=r.get("correction"),
-                    family=family_label("debias"), n_unit="prompts read before and after",
-                    ci_method="Newcombe method 10 (paired proportions)"))
+                    family=family_label("debias"), n_unit="prompts read before and after"))
         shift = comp.get("probability_shift")
         if shift:
             rows.append(_result_row(
