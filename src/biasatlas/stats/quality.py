@@ -80,6 +80,19 @@ def _sign_test_min(alpha: float, two_sided: bool) -> int:
     return n
 
 
+@lru_cache(maxsize=64)
+def _fisher_min(alpha: float) -> int:
+    """Smallest n at which some 2 x 2 table of n units has a one-sided Fisher exact p < alpha.
+
+    Conditioning on the margins, the smallest p of a table is 1 / C(n, r) (every unit on the diagonal,
+    row total = column total = r), largest at r = n // 2 (scipy's fisher_exact gives the same: tests check it).
+    """
+    n = 2
+    while 1 / math.comb(n, n // 2) >= alpha:
+        n += 1
+    return n
+
+
 def _cochran_q(rows: tuple[tuple[int, ...], ...]) -> float:
     k = len(rows[0])
     columns = [sum(r[j] for r in rows) for j in range(k)]
@@ -118,6 +131,9 @@ RULES: dict[str, str] = {
     "wilcoxon": "pairs: the exact two-sided signed-rank test's smallest p is 2 × 0.5^n",
     "tost": "pairs: each one-sided exact sign test of the equivalence (p = 0.5^n when all n differences lie "
     "inside the margin) cannot conclude below this many",
+    "fisher": "stories in the 2 x 2 table of the cell (at most the stories analysed): the most extreme table "
+    "of n stories (balanced margins, perfect association) has one-sided p = 1 / C(n, n // 2), so below this many "
+    "no cell can reach p < alpha",
     "cochran": "prompt sets whose decision differs across the framings: below this many Cochran's Q cannot "
     "exceed its chi-squared critical value (searched over every pattern of differing rows)",
 }
@@ -126,12 +142,15 @@ RULES: dict[str, str] = {
 def min_units(kind: str, alpha: float, k: int = 3) -> int | None:
     """The smallest number of units (see :data:`RULES`) at which a ``kind`` test can reach p < ``alpha``.
 
-    ``kind``: mcnemar, paired_t, wilcoxon, tost, cochran (``k`` conditions); None for other tests.
+    ``kind``: mcnemar, paired_t, wilcoxon, tost, fisher (one-sided, 2 x 2), cochran (``k`` conditions);
+    None for other tests.
     """
     if kind in ("mcnemar", "paired_t", "wilcoxon"):
         return _sign_test_min(alpha, True)
     if kind == "tost":
         return _sign_test_min(alpha, False)
+    if kind == "fisher":
+        return _fisher_min(alpha)
     if kind == "cochran":
         return _cochran_min(alpha, k) if k <= 3 else None
     return None
