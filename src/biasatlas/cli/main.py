@@ -112,6 +112,10 @@ def _summary(store: Store, as_json: bool, analysis: dict[str, Any]) -> None:
                 data["validity"] = validity.records(table)
                 data["validity_warnings"] = validity.warnings(table, name)
             add_reading(store, name, data)  # issue 27: who read the answers, rules vs judge agreement
+            if data and "statistics" not in data:  # stories, leakage, debias: the export's rows, the same
+                from biasatlas.export.statistics import statistics_rows
+
+                data["statistics"] = statistics_rows(name, data, analysis.get("alpha"))
             result[name] = data
     from biasatlas.cli.pending import unfinished_line, unfinished_runs
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import io
+import json
+from pathlib import Path
 
 from rich.console import Console
+from typer.testing import CliRunner
 
-from biasatlas.cli.main import _print_headlines
+from biasatlas.cli.main import _print_headlines, app
 
 
 def test_headlines_print_flags_and_the_detectable_effect() -> None:
@@ -28,3 +31,30 @@ def test_headlines_print_flags_and_the_detectable_effect() -> None:
     assert "no detectable effect to state: no pair is discordant" in text
     assert "m · en: paired t-test difference 3.2 [-1, 7.4]" in text
     assert "smallest effect detectable at 80% power: 5.43" in text and "Wilcoxon" not in text
+
+
+def test_summary_json_gives_debias_the_export_statistics_rows(tmp_path: Path) -> None:
+    """Every probe's `summary --json` has `statistics`, the same rows the export writes (issue 26.4)."""
+    from biasatlas.backends.fake import FakeBackend
+    from biasatlas.export.statistics import statistics_rows
+    from biasatlas.probes.debias import evaluate
+    from biasatlas.probes.debias.data import unbiased_answer
+    from biasatlas.probes.debias.probe import PROBE
+    from biasatlas.probes.debias.splits import build_split
+    from biasatlas.records import GenerationSettings
+    from biasatlas.runner import run_plan
+    from biasatlas.store import Store
+
+    split = build_split("cross-scenario", limit=60, seed=0)
+    with Store(tmp_path) as store:
+        for role, script, name in (("before", lambda r: r.prompt.options[0], "base"),
+                                   ("after", lambda r: unbiased_answer(r.prompt), "base+lora")):
+            cfg = evaluate.run_config(role, "cross-scenario", "test", split.fingerprint(), "fake", None, "en")
+            run_plan(split.test, FakeBackend(script, name=name), store, GenerationSettings(mode="choice"),
+                     config=cfg, progress=False)
+        expected = statistics_rows("debias", PROBE.summarise(store))
+    result = CliRunner().invoke(app, ["summary", "--study", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["debias"]["statistics"]
+    assert rows and len(rows) == len(expected) and {r["test"] for r in rows} == {r["test"] for r in expected}
+    assert all(r["flags"] is not None or r["flag_notes"] is not None or r["min_units"] is not None for r in rows)
