@@ -47,7 +47,9 @@ def test_units_flag_fires_below_the_rule_only() -> None:
     assert units_flag("mcnemar", 5, 0.05, "McNemar").codes == ["too_few_units"]
     assert units_flag("mcnemar", 6, 0.05, "McNemar").codes == []
     assert units_flag("paired_t", 2, 0.01, "t").notes[0].endswith("it needs >= 8 to reach p < 0.01")
-    assert units_flag("fisher", 1, 0.05, "Fisher").codes == []  # no rule: no flag
+    assert units_flag("wald", 1, 0.05, "Wald z").codes == []  # no rule (a mixed model's Wald z): no flag
+    assert units_flag("fisher", 6, 0.05, "Fisher").codes == ["too_few_units"]  # 7 stories at least (derived)
+    assert units_flag("fisher", 7, 0.05, "Fisher").codes == []
     assert units_flag("mcnemar", None, 0.05, "McNemar").codes == []
 
 
