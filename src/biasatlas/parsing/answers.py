@@ -231,3 +231,15 @@ def choose_by_probability(option_probs: dict[str, float] | None, options: tuple[
         return Outcome(reason="both options", extra={"p_affirmative": p_yes})
     value = AFFIRMATIVE if p_yes > p_no else NEGATIVE
     return Outcome(value=value, extra={"p_affirmative": p_yes / (p_yes + p_no) if p_yes + p_no else 0.5})
+
+
+def parse_row(mode: str, scale: str, language: str, text: str | None,
+              option_probs: dict[str, float] | None, options: tuple[str, ...]) -> Outcome:
+    """The answer of one stored response: by probability in choice mode, else by parsing text.
+
+    A choice-mode answer without probabilities comes from a backend that fell back to generating
+    (an HTTP server without log-probabilities): its text is parsed like a generated answer.
+    """
+    if mode == "choice" and option_probs:
+        return choose_by_probability(option_probs, options)
+    return AnswerParser(scale, language).parse(text)

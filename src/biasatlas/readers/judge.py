@@ -42,7 +42,7 @@ def judge_probe(probe: str) -> str:
 def rules_outcome(probe: str, row: dict[str, Any]) -> Outcome:
     """What the rule reader (or, in choice mode, the option probabilities) read in one stored answer."""
     if probe == "contact":
-        from biasatlas.probes.contact.read import parse_row
+        from biasatlas.parsing.answers import parse_row
 
         return parse_row(row["mode"], row["scale"], row["language"], row["text"], row["option_probs"],
                          tuple(row["options"]))

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.parsing.answers import AFFIRMATIVE, NEGATIVE, AnswerParser, choose_by_probability
+from biasatlas.parsing.answers import AFFIRMATIVE, NEGATIVE, parse_row
 from biasatlas.probes.contact.data import NAME
-from biasatlas.records import Outcome
 
 if TYPE_CHECKING:  # pandas is imported by the functions that use it: the CLI starts faster without it
     import pandas as pd
@@ -23,18 +22,6 @@ def decide(action: str, answer: object) -> str:
     if action == "negative":
         return "biased" if answer == AFFIRMATIVE else "unbiased"
     raise ValueError(f"unknown action {action!r}")
-
-
-def parse_row(mode: str, scale: str, language: str, text: str | None,
-              option_probs: dict[str, float] | None, options: tuple[str, ...]) -> Outcome:
-    """The answer of one stored response: by probability in choice mode, else by parsing text.
-
-    A choice-mode answer without probabilities comes from a backend that fell back to generating
-    (an HTTP server without log-probabilities): its text is parsed like a generated answer.
-    """
-    if mode == "choice" and option_probs:
-        return choose_by_probability(option_probs, options)
-    return AnswerParser(scale, language).parse(text)
 
 
 def outcomes(frame: pd.DataFrame, store: Any = None) -> pd.DataFrame:
