@@ -10,111 +10,37 @@ figure, so the record stays honest and the tables are never tuned to. Run with `
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import pytest
-
-from biasatlas.parsing.answers import AnswerParser
-from biasatlas.parsing.numbers import RatingParser
-from biasatlas.records import Outcome
-
-DATA = Path(__file__).parent / "data"
-FLOOR = 0.97
-UNREADABLE = "unreadable"
-
-
-@dataclass(frozen=True)
-class Row:
-    """One labelled answer."""
-
-    language: str
-    scale: str
-    answer: str
-    expected: str
-    expected_reason: str
-
-
-@dataclass(frozen=True)
-class Misread:
-    """A row the reader got wrong, with what it read."""
-
-    row: Row
-    value: object
-    reason: str | None
-
-    @property
-    def kind(self) -> str:
-        """'read unreadable' (a value for an unreadable row), 'missed' (no value), or 'wrong value'."""
-        if self.row.expected == UNREADABLE:
-            return "read unreadable"
-        return "missed" if self.value is None else "wrong value"
-
-
-def _rows(name: str) -> list[Row]:
-    text = (DATA / name).read_text(encoding="utf-8")
-    # only the leading header block is comments: answers may hold any character
-    lines = text.splitlines(keepends=True)
-    start = next(i for i, line in enumerate(lines) if not line.startswith("#"))
-    reader = csv.DictReader(io.StringIO("".join(lines[start:])))
-    return [
-        Row(r["language"], r.get("scale") or "rating", r["answer"], r["expected"], r["expected_reason"]) for r in reader
-    ]
+from independent_tables import (
+    FLOOR,
+    UNREADABLE,
+    Row,
+    measure,
+    rating_reader,
+    rating_value,
+    yesno_reader,
+    yesno_value,
+)
+from independent_tables import (
+    report as misread_report,
+)
+from independent_tables import (
+    rows as load_rows,
+)
 
 
 @cache
 def yesno_rows() -> tuple[Row, ...]:
     """The yes/no table."""
-    return tuple(_rows("independent2_yesno.csv"))
+    return load_rows("independent2_yesno.csv")
 
 
 @cache
 def rating_rows() -> tuple[Row, ...]:
     """The ratings table."""
-    return tuple(_rows("independent2_ratings.csv"))
-
-
-def _yesno_reader(row: Row) -> Outcome:
-    return AnswerParser(row.scale, row.language).parse(row.answer)
-
-
-def _rating_reader(row: Row) -> Outcome:
-    return RatingParser(row.language).parse(row.answer)
-
-
-def _yesno_value(out: Outcome) -> str:
-    return UNREADABLE if out.value is None else str(out.value)
-
-
-def _rating_value(out: Outcome) -> str:
-    value = out.value
-    if value is None:
-        return UNREADABLE
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def measure(rows: tuple[Row, ...], read: Callable[[Row], Outcome], shown: Callable[[Outcome], str]) -> list[Misread]:
-    """Every row whose read value differs from its label."""
-    misreads = []
-    for row in rows:
-        out = read(row)
-        if shown(out) != row.expected:
-            misreads.append(Misread(row, out.value, out.reason))
-    return misreads
-
-
-def _report(title: str, n: int, misreads: list[Misread]) -> str:
-    lines = [f"{title}: {n - len(misreads)}/{n} = {(n - len(misreads)) / n:.1%} (floor {FLOOR:.0%})"]
-    for m in misreads:
-        lines.append(
-            f"  [{m.kind}] {m.row.scale}: {m.row.answer!r} -> {m.value!r} ({m.reason}); expected {m.row.expected}"
-            + (f" ({m.row.expected_reason})" if m.row.expected_reason else "")
-        )
-    return "\n".join(lines)
+    return load_rows("independent2_ratings.csv")
 
 
 def test_tables_have_the_planned_size_and_labels() -> None:
@@ -158,8 +84,8 @@ def _params(languages: list[str], xfails: dict[str, str]) -> list[object]:
 @pytest.mark.parametrize("language", _params(["en", "de", "is"], YESNO_XFAIL))
 def test_yesno_reader_accuracy(language: str) -> None:
     rows = tuple(r for r in yesno_rows() if r.language == language)
-    misreads = measure(rows, _yesno_reader, _yesno_value)
-    report = _report(f"yes/no {language}", len(rows), misreads)
+    misreads = measure(rows, yesno_reader, yesno_value)
+    report = misread_report(f"yes/no {language}", len(rows), misreads)
     print("\n" + report)
     assert (len(rows) - len(misreads)) / len(rows) >= FLOOR, report
 
@@ -167,7 +93,7 @@ def test_yesno_reader_accuracy(language: str) -> None:
 @pytest.mark.parametrize("language", _params(["en", "de"], RATING_XFAIL))
 def test_rating_reader_accuracy(language: str) -> None:
     rows = tuple(r for r in rating_rows() if r.language == language)
-    misreads = measure(rows, _rating_reader, _rating_value)
-    report = _report(f"ratings {language}", len(rows), misreads)
+    misreads = measure(rows, rating_reader, rating_value)
+    report = misread_report(f"ratings {language}", len(rows), misreads)
     print("\n" + report)
     assert (len(rows) - len(misreads)) / len(rows) >= FLOOR, report
