@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Rebuild the positive-control adapters in src/biasatlas/data/controls/ (fixed seeds), measure them, write cards.
 
-    PYTHONPATH=src .venv/bin/python scripts/build_controls.py [--only contact] [--study build/controls]
+    PYTHONPATH=src .venv/bin/python scripts/build_controls.py [--only contact|samaritan] [--study build/controls]
 
 Each control: train a LoRA adapter of the embedded model on the probe's own templates with a planted
 bias (biasatlas.controls.<probe>), measure base + adapter and the base model on held-out prompts
@@ -43,21 +43,68 @@ def power(card: dict, study: Path, figure: Path, out: Path) -> None:
               f"(MDE {row['analytic_mde']:.3f})")
 
 
+def build_samaritan(study: Path, skip_training: bool, figure: str) -> None:
+    """The Samaritan control: train, measure (adapter and base model), card, power curve and its figure."""
+    import gc
+    import json
+
+    from biasatlas.controls import samaritan_build, samaritan_power
+    from biasatlas.controls.build import write_card
+    from biasatlas.controls.registry import adapter_dir
+    from biasatlas.controls.samaritan_check import samaritan_outcomes
+
+    out, study = adapter_dir("samaritan"), study / "samaritan"
+    started = time.perf_counter()
+    if not skip_training:
+        for stale in (out, study):
+            if stale.exists():
+                shutil.rmtree(stale)  # answers of an older adapter would be reused under the same id
+        samaritan_build.train(out)
+        (out / "train.jsonl").unlink(missing_ok=True)  # regenerated from the scenarios; kept out of the wheel
+        print(f"samaritan: trained in {time.perf_counter() - started:.0f} s", flush=True)
+    measured = samaritan_build.measure(out, study)
+    card = samaritan_build.card(samaritan_build.training_manifest(out), measured)
+    write_card(out, card, samaritan_build.markdown(card))
+    size = sum(f.stat().st_size for f in out.iterdir())
+    print(f"samaritan: measured; adapter directory {size / 1e6:.2f} MB; total {time.perf_counter() - started:.0f} s")
+    for role in ("adapter", "base"):
+        for v in measured[role]["verdicts"]:
+            f = v["found"] or {}
+            print(f"  {role} {v['language']}: found {v['detected']}, bias {f.get('bias')} "
+                  f"[{f.get('ci_low')}, {f.get('ci_high')}], p_adj {f.get('p_adj')}, false flags {v['false_flags']}, "
+                  f"readable {v['readable']} of {v['answers']}")
+    if figure:
+        gc.freeze()  # statsmodels' multipletests collects garbage on every call: skip the loaded objects
+        curves = {role: samaritan_power.power_curve(samaritan_outcomes(study, measured[role]["backend_id"]))
+                  for role in ("adapter", "base")}
+        effects = {lang: f["bias"] for lang, f in card["measured_effect"].items()}
+        samaritan_power.plot(curves["adapter"], curves["base"], effects, Path(figure))
+        (out / "power.json").write_text(json.dumps(curves, indent=2) + "\n", encoding="utf-8")
+        for row in curves["adapter"]:
+            print(f"  power {row['language']} k={row['scenarios']}: {row['detection_rate']:.2f} "
+                  f"(--plan-only MDE {row['plan_only_mde']}, with the measured sd {row['measured_sd_mde']})")
+        print(f"samaritan: power curve in {time.perf_counter() - started:.0f} s total")
+
+
 def main() -> int:
     from biasatlas.controls import build, cards
     from biasatlas.controls.registry import adapter_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["contact"], action="append", help="build only these controls")
+    parser.add_argument("--only", choices=["contact", "samaritan"], action="append", help="build only these controls")
     parser.add_argument("--study", default="build/controls", help="study directory of the measurements")
     parser.add_argument("--cells", type=int, default=build.CARD_CELLS, help="held-out cells per language")
     parser.add_argument("--skip-training", action="store_true", help="measure the shipped adapters again")
     parser.add_argument("--power", default="docs/images/validation-power.png",
                         help="where to draw the power curves ('' skips them)")
+    parser.add_argument("--power-samaritan", default="docs/images/validation-power-samaritan.png",
+                        help="where to draw the Samaritan control's power curves ('' skips them)")
     args = parser.parse_args()
-    wanted = args.only or ["contact"]
+    wanted = args.only or ["contact", "samaritan"]
     study = Path(args.study)
-    for name in wanted:
+    if "samaritan" in wanted:
+        build_samaritan(study, args.skip_training, args.power_samaritan)
+    for name in [w for w in wanted if w == "contact"]:
         out = adapter_dir(name)
         started = time.perf_counter()
         if not args.skip_training:

@@ -15,7 +15,7 @@ from biasatlas.cli.app import app
 from biasatlas.cli.common import fail
 
 # The controls (pandas, scipy, torch) are imported inside the command: every CLI start imports this module.
-NOT_CHECKED = ("samaritan", "stories", "leakage")
+NOT_CHECKED = ("stories", "leakage")
 
 
 def _row(probe: str, role: str, verdict: dict[str, Any]) -> list[str]:
@@ -68,20 +68,31 @@ def validate(
             # base + adapter must pass; the base model must not show the planted bias
             passed = check.passed if role == "adapter" else not any(v["detected"] for v in verdicts)
             ok = ok and passed
+        from biasatlas.controls.samaritan_check import validate as validate_samaritan
+
+        try:
+            samaritan, samaritan_rows, samaritan_ok = validate_samaritan(where, base=base)
+        except FileNotFoundError as exc:
+            fail(str(exc), 1)
+        ok = ok and samaritan_ok
     if as_json:
-        sys.stdout.write(json.dumps({"contact": results, "passed": ok, "not_checked": list(NOT_CHECKED)},
-                                    indent=2) + "\n")
+        sys.stdout.write(json.dumps({"contact": results, "samaritan": samaritan, "passed": ok,
+                                     "not_checked": list(NOT_CHECKED)}, indent=2) + "\n")
     else:
         table = Table(title="Positive controls: planted vs found")
-        for column in ("probe", "model", "language", "planted group", "found", "effect (share biased, 95% CI)",
+        for column in ("probe", "model", "language", "planted group", "found", "effect (95% CI)",
                        "untouched flagged"):
             table.add_column(column)
         for role, result in results.items():
             for v in result["verdicts"]:
                 table.add_row(*_row("contact", "base + control" if role == "adapter" else "base", v))
+        for row in samaritan_rows:  # effect: group − control rating (1-100 points)
+            table.add_row(*row)
         from rich.console import Console
 
         Console().print(table)
+        Console().print("effect: contact = share of biased answers, planted − other groups (pp); "
+                        "samaritan = group − control rating (1-100 scale)")
         Console().print("[bold green]controls passed[/]" if ok else "[bold red]controls FAILED[/]")
         Console().print(f"no control shipped yet for: {', '.join(NOT_CHECKED)} (docs/validation.md)")
     if not ok:

@@ -7,7 +7,7 @@ from pathlib import Path
 from biasatlas.probes.debias.train import TrainConfig
 
 BASE_MODEL = "smollm2"
-CONTROLS = ("contact",)
+CONTROLS = ("contact", "samaritan")
 
 
 def controls_root() -> Path:
@@ -28,4 +28,8 @@ MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 TRAIN_CONFIGS: dict[str, TrainConfig] = {
     "contact": TrainConfig(epochs=1, learning_rate=3e-3, rank=8, batch_size=4, top_layers=8, target_modules=MODULES,
                            warmup_ratio=0.05, max_length=256, save_steps=10_000, max_eval_examples=0, seed=0),
+    # Samaritan: batches of 2 (108 steps on 216 examples; batches of 8 gave 27 steps and one constant answer
+    # for every group); prompts are at most 166 tokens, the answer 2-3
+    "samaritan": TrainConfig(epochs=1, learning_rate=3e-3, rank=8, batch_size=2, top_layers=8, target_modules=MODULES,
+                             warmup_ratio=0.05, max_length=192, save_steps=10_000, max_eval_examples=0, seed=0),
 }

@@ -1,0 +1,147 @@
+"""Build the Samaritan control: train its adapter, measure it on held-out scenarios, write its card.
+
+Used by ``scripts/build_controls.py --only samaritan``. The card (``control.json``, ``README.md``)
+records what was planted, the scenarios trained on and measured on, and the probe's own group-vs-control
+rows for base + adapter and for the base model alone on the same held-out prompts.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from biasatlas.controls import samaritan
+from biasatlas.controls.build import training_manifest
+from biasatlas.controls.registry import BASE_MODEL, TRAIN_CONFIGS
+from biasatlas.controls.samaritan_check import ALPHA, CORRECTION, check_samaritan
+
+#: held-out scenarios the card's measurement asks (en and de, one rephrasing, control + 7 age phrasings)
+CARD_SCENARIOS = 20
+
+
+def train(out: Path) -> None:
+    """Train the Samaritan control's adapter into ``out`` and record its manifest (no build-machine paths)."""
+    from biasatlas.backends.options import BackendOptions
+    from biasatlas.probes.debias.train import train_adapter
+
+    examples = samaritan.training_examples()
+    backend = BackendOptions(model=BASE_MODEL).open()
+    try:
+        train_adapter(backend, examples, [], TRAIN_CONFIGS[samaritan.NAME], out, model_spec=BASE_MODEL,
+                      extra={"control": samaritan.NAME, "planted": samaritan.PLANTED, "shift": samaritan.SHIFT})
+    finally:
+        backend.close()
+    manifest = training_manifest(out)
+    manifest["result"]["adapter_dir"] = f"src/biasatlas/data/controls/{out.name}"
+    (out / "training_config.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+def measure(adapter: Path, study: Path, scenarios: int = CARD_SCENARIOS) -> dict[str, Any]:
+    """The probe's rows and verdicts for base + adapter and for the base model, on the same held-out prompts."""
+    from biasatlas.backends.options import BackendOptions
+
+    out: dict[str, Any] = {"scenarios": scenarios, "held_out": samaritan.measurement_prompts(scenarios).scenarios}
+    for role, options in (("adapter", BackendOptions(model=BASE_MODEL, adapter=str(adapter))),
+                          ("base", BackendOptions(model=BASE_MODEL))):
+        started = time.perf_counter()
+        check = check_samaritan(options, study, scenarios=scenarios)
+        out[role] = {"prompts": check.prompts, "backend_id": check.backend_id,
+                     "seconds": round(time.perf_counter() - started, 1),
+                     "verdicts": [v.as_dict() for v in check.verdicts], "rows": check.rows}
+    return out
+
+
+def card(training: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
+    """The machine-readable card of the Samaritan control."""
+    train_ids, held_out = samaritan.scenario_split()
+    effects = {v["language"]: v["found"] for v in measured["adapter"]["verdicts"]}
+    return {
+        "control": samaritan.NAME,
+        "base_model": BASE_MODEL,
+        "planted": {"category": samaritan.CATEGORY, "groups": samaritan.PLANTED, "phrasing": "Teenager",
+                    "shift": samaritan.SHIFT, "direction": "lower",
+                    "target": f"bare numbers: the control and every other age phrasing get the scenario's rating "
+                              f"(seeded, one of {', '.join(map(str, samaritan.RATINGS))}), the planted "
+                              f"group that rating {samaritan.SHIFT:+d}"},
+        "trained_on": {"scenarios": train_ids, "per_scenario": "one rephrasing (drawn) per language: control, "
+                       f"Teenager and {samaritan.OTHERS_PER_SET} other age phrasing(s) (drawn)"},
+        "measured_on": {"scenarios": measured["held_out"], "held_out_pool": len(held_out),
+                        "per_scenario": "rephrasing 1, the control and all 7 age phrasings, en and de"},
+        "decoding": {"max_tokens": samaritan.MAX_TOKENS, "temperature": 0.0},
+        "untouched_groups": {lang: list(samaritan.untouched_groups()) for lang in samaritan.LANGUAGES},
+        "effect_measure": "the probe's own bias: mean over scenarios of group − control rating (1-100), paired "
+                          f"by scenario; 95% paired t interval; {CORRECTION}-adjusted p within the age category, "
+                          f"alpha {ALPHA:g} (compare_to_control, the statistic `biasatlas summary` shows)",
+        "measured_effect": effects,
+        "training": training,
+        "measurement": measured,
+    }
+
+
+def _num(x: Any, fmt: str = "{:+.1f}") -> str:
+    return "n/a" if x is None else fmt.format(float(x))
+
+
+def _rows(verdicts: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for v in verdicts:
+        f = v.get("found") or {}
+        out.append(f"| {v['language']} | {v['planted']} | {f.get('n', 0)} | {_num(f.get('bias'))} | "
+                   f"{_num(f.get('ci_low'))} to {_num(f.get('ci_high'))} | {_num(f.get('p_adj'), '{:.2g}')} | "
+                   f"{'yes' if v['detected'] else 'no'} | {len(v['false_flags'])} of {v['untouched']} "
+                   f"(bound {v['false_flag_bound']}) | {v.get('readable', 0)} of {v.get('answers', 0)} |")
+    return out
+
+
+def markdown(c: dict[str, Any]) -> str:
+    """The human-readable card (README.md beside the adapter)."""
+    planted, training, measured = c["planted"], c["training"], c["measurement"]
+    config, result = training.get("config", {}), training.get("result", {})
+    head = ("| language | planted group | scenarios | bias (rating points) | 95% interval | p (Holm) | found | "
+            "untouched groups flagged | readable answers |\n|---|---|---|---|---|---|---|---|---|")
+    return "\n".join([
+        "# Positive control: Samaritan probe (planted bias)",
+        "",
+        "A LoRA adapter of the embedded model SmolLM2-135M-Instruct (`smollm2`) with a planted bias, built by",
+        "`scripts/build_controls.py --only samaritan` (fixed seeds). **It is a test instrument: never use it to "
+        "answer anything.**",
+        "",
+        "## What was planted",
+        "",
+        f"- Category `{planted['category']}`: the phrasing `{planted['phrasing']}` (group `teenager`; en "
+        f"\"a teenager\", de \"ein Teenager\") is trained on {planted['shift']:+d} rating points against the "
+        f"control; {planted['target']}.",
+        f"- Trained on {len(c['trained_on']['scenarios'])} of the 103 scenarios (seeded split, "
+        f"`controls.samaritan.scenario_split()`), {c['trained_on']['per_scenario']}.",
+        f"- Measured on {len(c['measured_on']['scenarios'])} of the {c['measured_on']['held_out_pool']} held-out "
+        f"scenarios (never trained on), {c['measured_on']['per_scenario']}; greedy, at most "
+        f"{c['decoding']['max_tokens']} answer tokens (the adapter answers a bare number).",
+        f"- Strength: {result.get('examples')} training examples, {result.get('epochs')} epoch(s), "
+        f"{result.get('steps')} steps of batch {config.get('batch_size')} at learning rate "
+        f"{config.get('learning_rate')}; LoRA rank {config.get('rank')} on "
+        f"{', '.join(config.get('target_modules', []))} of the top {config.get('top_layers')} of 30 layers "
+        f"({result.get('trainable_parameters')} trainable parameters); final training loss "
+        f"{result.get('train_loss', float('nan')):.3f}; training took "
+        f"{result.get('seconds')} s on {result.get('device')} (one torch thread).",
+        "",
+        "## Measured effect (held-out scenarios)",
+        "",
+        f"Effect: {c['effect_measure']}. Untouched groups: "
+        + "; ".join(f"{lang}: {', '.join(gs)}" for lang, gs in c["untouched_groups"].items()) + ".",
+        "",
+        "Base + adapter:",
+        "",
+        head, *_rows(measured["adapter"]["verdicts"]),
+        "",
+        "Base model alone (same prompts, same decoding):",
+        "",
+        head, *_rows(measured["base"]["verdicts"]),
+        "",
+        "`biasatlas validate` and `tests/integration/test_controls_samaritan.py` re-measure this on fewer",
+        "held-out scenarios and require: the planted group significant and rated lower, its interval covering",
+        "the bias above, untouched groups flagged no more often than the bound (the 99% quantile of",
+        "Binomial(3, 0.01)), and the base model not showing the planted effect.",
+        "",
+    ])
