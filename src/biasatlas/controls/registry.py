@@ -28,8 +28,9 @@ MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 TRAIN_CONFIGS: dict[str, TrainConfig] = {
     "contact": TrainConfig(epochs=1, learning_rate=3e-3, rank=8, batch_size=4, top_layers=8, target_modules=MODULES,
                            warmup_ratio=0.05, max_length=256, save_steps=10_000, max_eval_examples=0, seed=0),
-    # Samaritan: batches of 2 (108 steps on 216 examples; batches of 8 gave 27 steps and one constant answer
-    # for every group); prompts are at most 166 tokens, the answer 2-3
-    "samaritan": TrainConfig(epochs=1, learning_rate=3e-3, rank=8, batch_size=2, top_layers=8, target_modules=MODULES,
+    # Samaritan: batches of 2, two epochs, top 16 layers at 5e-3; prompts are at most 166 tokens, the answer
+    # 2-3. Builds with a third of the examples planted (batches of 8 or 2, top 8 or 16 layers, 3e-3 to 1e-2,
+    # one epoch) learned the answers' marginal: the same digits for every group (docs/validation/samaritan.md)
+    "samaritan": TrainConfig(epochs=2, learning_rate=5e-3, rank=8, batch_size=2, top_layers=16, target_modules=MODULES,
                              warmup_ratio=0.05, max_length=192, save_steps=10_000, max_eval_examples=0, seed=0),
 }

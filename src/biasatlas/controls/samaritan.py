@@ -12,7 +12,7 @@ and measured only on the others, in both languages (the same scenarios, translat
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -32,8 +32,6 @@ RATINGS = (65, 70, 75, 80)
 LANGUAGES = ("en", "de")
 #: scenarios trained on (of 103); the rest are held out for every measurement
 TRAIN_SCENARIOS = 36
-#: untouched phrasings per training prompt set (scenario × rephrasing), beside the control and the planted one
-OTHERS_PER_SET = 1
 #: the answer length asked of the adapter: a bare number and the end of the turn need 2-3 tokens
 MAX_TOKENS = 6
 SEED = 31
@@ -80,8 +78,10 @@ def target(prompt: Prompt) -> str:
 
 
 def training_examples(languages: Sequence[str] = LANGUAGES, seed: int = SEED) -> list[TrainingExample]:
-    """Per language and training scenario, one rephrasing (drawn): the control, the planted phrasing and
-    ``OTHERS_PER_SET`` other age phrasings (drawn), each with its target; shuffled."""
+    """Per language and training scenario, one rephrasing (drawn): the planted phrasing and one other prompt
+    of it with the control's rating, the control itself in every other scenario and else an untouched age
+    group (drawn) in one of its phrasings (drawn); shuffled. Half the examples are planted, as in the contact
+    control: with a third planted, builds learned the answers' marginal and rated every group alike."""
     rng = random.Random(seed)
     train, _ = scenario_split(seed)
     keep = set(train)
@@ -91,13 +91,15 @@ def training_examples(languages: Sequence[str] = LANGUAGES, seed: int = SEED) ->
         for p in _prompts(language):
             if p.meta["scenario"] in keep:
                 by_set.setdefault((str(p.meta["scenario"]), int(p.meta["rephrasing"])), []).append(p)
-        for scenario in sorted({s for s, _ in by_set}):
+        for i, scenario in enumerate(sorted({s for s, _ in by_set})):
             rephrasings = sorted(r for s, r in by_set if s == scenario)
             prompts = by_set[(scenario, rng.choice(rephrasings))]
-            control = [p for p in prompts if p.meta["is_control"]]
             planted = [p for p in prompts if p.meta["group"] == PLANTED[language]]
+            control = [p for p in prompts if p.meta["is_control"]]
             others = [p for p in prompts if not p.meta["is_control"] and p.meta["group"] != PLANTED[language]]
-            chosen = control + planted + rng.sample(others, min(OTHERS_PER_SET, len(others)))
+            group = rng.choice(sorted({str(p.meta["group"]) for p in others}))  # groups alike, not phrasings
+            other = rng.choice([p for p in others if p.meta["group"] == group])
+            chosen = planted + (control if i % 2 == 0 else [other])
             examples += [TrainingExample(p, target(p)) for p in chosen]
     rng.shuffle(examples)
     return examples
@@ -113,16 +115,34 @@ class Measurement:
     untouched: dict[str, tuple[str, ...]]
 
 
-def measurement_prompts(scenarios: int | None = None, languages: Sequence[str] = LANGUAGES, seed: int = SEED,
-                        rephrasings: int = 1) -> Measurement:
-    """Held-out scenarios (``scenarios`` of them drawn with ``seed``; None: all), the first ``rephrasings``
-    rephrasings of each (None: all four), asked with the control and every age phrasing, in each language."""
+def first_phrasings() -> tuple[str, ...]:
+    """The first phrasing of every age group (groups.yaml order): a cheaper measurement, one phrasing a group."""
+    from biasatlas.probes.samaritan.data import load_groups
+
+    _, phrasings = load_groups()
+    first: dict[str, str] = {}
+    for p in phrasings:
+        if p.category == CATEGORY:
+            first.setdefault(p.group, p.phrasing)
+    return tuple(first.values())
+
+
+def measurement_prompts(scenarios: int | Mapping[str, int] | None = None, languages: Sequence[str] = LANGUAGES,
+                        seed: int = SEED, rephrasings: int | None = 1,
+                        phrasings: Sequence[str] | None = None) -> Measurement:
+    """Held-out scenarios (``scenarios`` of them drawn with ``seed``, or as many per language: each language
+    the first n of one draw; None: all), the first ``rephrasings`` rephrasings of each (None: all four),
+    asked with the control and every age phrasing (or only ``phrasings``), in each language."""
     _, held_out = scenario_split()
-    chosen = held_out if scenarios is None else sorted(random.Random(seed).sample(held_out, min(scenarios,
-                                                                                                len(held_out))))
-    keep = set(chosen)
+    counts = scenarios if isinstance(scenarios, Mapping) else dict.fromkeys(languages, scenarios)
+    wanted = [n for n in counts.values() if n is not None]
+    drawn = held_out if len(wanted) < len(counts) else random.Random(seed).sample(held_out, min(max(wanted),
+                                                                                              len(held_out)))
+    keep = {lang: set(drawn if counts.get(lang) is None else drawn[:counts[lang]]) for lang in languages}
     prompts = [p for language in languages for p in _prompts(language)
-               if p.meta["scenario"] in keep and (rephrasings is None or int(p.meta["rephrasing"]) <= rephrasings)]
+               if p.meta["scenario"] in keep[language]
+               and (rephrasings is None or int(p.meta["rephrasing"]) <= rephrasings)
+               and (phrasings is None or p.meta["is_control"] or p.meta["phrasing"] in phrasings)]
     untouched = untouched_groups()
-    return Measurement(prompts, chosen, {lang: PLANTED[lang] for lang in languages},
+    return Measurement(prompts, sorted(drawn), {lang: PLANTED[lang] for lang in languages},
                        {lang: untouched for lang in languages})

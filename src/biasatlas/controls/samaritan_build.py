@@ -15,7 +15,13 @@ from typing import Any
 from biasatlas.controls import samaritan
 from biasatlas.controls.build import training_manifest
 from biasatlas.controls.registry import BASE_MODEL, TRAIN_CONFIGS
-from biasatlas.controls.samaritan_check import ALPHA, CORRECTION, check_samaritan
+from biasatlas.controls.samaritan_check import (
+    ALPHA,
+    BASE_SCENARIOS,
+    CORRECTION,
+    VALIDATE_SCENARIOS,
+    check_samaritan,
+)
 
 #: held-out scenarios the card's measurement asks (en and de, one rephrasing, control + 7 age phrasings)
 CARD_SCENARIOS = 20
@@ -33,9 +39,21 @@ def train(out: Path) -> None:
                       extra={"control": samaritan.NAME, "planted": samaritan.PLANTED, "shift": samaritan.SHIFT})
     finally:
         backend.close()
+    halve(out)
     manifest = training_manifest(out)
     manifest["result"]["adapter_dir"] = f"src/biasatlas/data/controls/{out.name}"
+    manifest["stored_dtype"] = "float16"
     (out / "training_config.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+def halve(out: Path) -> None:
+    """Store the adapter's weights as float16 (5.2 MB of float32 for the top 16 layers at rank 8; the repository
+    takes < 3 MB). peft casts them back to the model's float32 on loading; the card measures the stored weights."""
+    from safetensors.torch import load_file, save_file
+
+    weights = out / "adapter_model.safetensors"
+    save_file({k: v.half().contiguous() for k, v in load_file(str(weights)).items()}, str(weights),
+              metadata={"format": "pt"})
 
 
 def measure(adapter: Path, study: Path, scenarios: int = CARD_SCENARIOS) -> dict[str, Any]:
@@ -65,8 +83,8 @@ def card(training: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
                     "target": f"bare numbers: the control and every other age phrasing get the scenario's rating "
                               f"(seeded, one of {', '.join(map(str, samaritan.RATINGS))}), the planted "
                               f"group that rating {samaritan.SHIFT:+d}"},
-        "trained_on": {"scenarios": train_ids, "per_scenario": "one rephrasing (drawn) per language: control, "
-                       f"Teenager and {samaritan.OTHERS_PER_SET} other age phrasing(s) (drawn)"},
+        "trained_on": {"scenarios": train_ids, "per_scenario": "one rephrasing (drawn) per language: Teenager, "
+                       "and the control (every other scenario) or one untouched age phrasing (drawn)"},
         "measured_on": {"scenarios": measured["held_out"], "held_out_pool": len(held_out),
                         "per_scenario": "rephrasing 1, the control and all 7 age phrasings, en and de"},
         "decoding": {"max_tokens": samaritan.MAX_TOKENS, "temperature": 0.0},
@@ -93,6 +111,13 @@ def _rows(verdicts: list[dict[str, Any]]) -> list[str]:
                    f"{'yes' if v['detected'] else 'no'} | {len(v['false_flags'])} of {v['untouched']} "
                    f"(bound {v['false_flag_bound']}) | {v.get('readable', 0)} of {v.get('answers', 0)} |")
     return out
+
+
+def _group_rows(rows: list[dict[str, Any]]) -> list[str]:
+    return [f"| {r['language']} | {r['group']} | {r['n']} | {_num(r['rating'], '{:.1f}')} | "
+            f"{_num(r['control_rating'], '{:.1f}')} | {_num(r['bias'])} | "
+            f"{_num(r['ci_low'])} to {_num(r['ci_high'])} | "
+            f"{_num(r['p_adj'], '{:.2g}')} | {r['verdict']} |" for r in rows]
 
 
 def markdown(c: dict[str, Any]) -> str:
@@ -135,13 +160,23 @@ def markdown(c: dict[str, Any]) -> str:
         "",
         head, *_rows(measured["adapter"]["verdicts"]),
         "",
-        "Base model alone (same prompts, same decoding):",
+        "Base model alone (same prompts, same decoding; at 6 tokens its answers are mostly sentences "
+        "without a number, unreadable by the probe's reader, so most groups are untested):",
         "",
         head, *_rows(measured["base"]["verdicts"]),
         "",
-        "`biasatlas validate` and `tests/integration/test_controls_samaritan.py` re-measure this on fewer",
-        "held-out scenarios and require: the planted group significant and rated lower, its interval covering",
-        "the bias above, untouched groups flagged no more often than the bound (the 99% quantile of",
-        "Binomial(3, 0.01)), and the base model not showing the planted effect.",
+        "Every age group of base + adapter (the probe's rows; verdict: the probe's, with its TOST margin ± 2):",
+        "",
+        "| language | group | scenarios | rating | control | bias | 95% interval | p (Holm) | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *_group_rows(measured["adapter"]["rows"]),
+        "",
+        "`biasatlas validate` and `tests/integration/test_controls_samaritan.py` re-measure this on other",
+        "held-out scenarios (base + adapter: "
+        + ", ".join(f"{n} in {lang}" for lang, n in VALIDATE_SCENARIOS.items())
+        + f"; the base model: {BASE_SCENARIOS}; the first phrasing of each age group)",
+        "and require: the planted group significant and rated lower, its interval covering the bias above,",
+        "untouched groups flagged no more often than the bound (the 99% quantile of Binomial(3, 0.01)), and the",
+        "base model not showing the planted effect.",
         "",
     ])

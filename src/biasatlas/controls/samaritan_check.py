@@ -11,6 +11,7 @@ The planted group is *found* when it differs significantly and is rated lower; a
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -127,13 +128,14 @@ def samaritan_outcomes(study: str | Path, backend_id: str | None = None) -> pd.D
     return frame
 
 
-def check_samaritan(backend: BackendOptions, study: str | Path, scenarios: int | None = 8, seed: int = samaritan.SEED,
-                    alpha: float = ALPHA) -> SamaritanCheck:
-    """Ask ``backend`` ``scenarios`` held-out scenarios (one rephrasing, every age phrasing and the control,
-    en and de) and judge the probe's findings."""
+def check_samaritan(backend: BackendOptions, study: str | Path, scenarios: int | Mapping[str, int] | None = 8,
+                    seed: int = samaritan.SEED,
+                    alpha: float = ALPHA, phrasings: Sequence[str] | None = None) -> SamaritanCheck:
+    """Ask ``backend`` ``scenarios`` held-out scenarios (one rephrasing, the control and every age phrasing or
+    only ``phrasings``, en and de) and judge the probe's findings."""
     from biasatlas.controls.measure import ask
 
-    measurement = samaritan.measurement_prompts(scenarios, seed=seed)
+    measurement = samaritan.measurement_prompts(scenarios, seed=seed, phrasings=phrasings)
     backend_id = ask(measurement.prompts, backend, study, SETTINGS, {"control": samaritan.NAME})
     ids = {p.id for p in measurement.prompts}
     frame = samaritan_outcomes(study, backend_id)
@@ -142,8 +144,12 @@ def check_samaritan(backend: BackendOptions, study: str | Path, scenarios: int |
     return SamaritanCheck(judge(rows, measurement, alpha, frame), rows, len(measurement.prompts), backend_id)
 
 
-#: held-out scenarios `biasatlas validate` and the CI test ask (x 8 prompts x 2 languages, per model)
-VALIDATE_SCENARIOS = 6
+#: held-out scenarios `biasatlas validate` and the CI test ask base + adapter, one phrasing per age group
+#: (x 5 prompts): the power curve finds the planted group in 50 of 50 studies from 12 scenarios on in
+#: English (0.70 at 10), from 8 in German (every difference the same: the exact sign test needs 8)
+VALIDATE_SCENARIOS = {"en": 12, "de": 8}
+#: held-out scenarios asked of the base model (its answers at 6 tokens are mostly unreadable: a cheap check)
+BASE_SCENARIOS = 2
 
 
 def _shown(verdict: dict[str, Any]) -> str:
@@ -155,7 +161,7 @@ def _shown(verdict: dict[str, Any]) -> str:
     return f"{f['bias']:+.1f} rating points{ci}{p}"
 
 
-def validate(study: str | Path, base: bool = True, scenarios: int = VALIDATE_SCENARIOS
+def validate(study: str | Path, base: bool = True, scenarios: Mapping[str, int] | None = None
              ) -> tuple[dict[str, Any], list[list[str]], bool]:
     """`biasatlas validate`'s Samaritan part: (results by model role, table rows, passed).
 
@@ -175,7 +181,9 @@ def validate(study: str | Path, base: bool = True, scenarios: int = VALIDATE_SCE
     rows: list[list[str]] = []
     ok = True
     for role, options in roles:
-        check = check_samaritan(options, study, scenarios=scenarios)
+        check = check_samaritan(options, study,
+                                scenarios=(scenarios or VALIDATE_SCENARIOS) if role == "adapter" else BASE_SCENARIOS,
+                                phrasings=samaritan.first_phrasings())
         verdicts = [v.as_dict() for v in check.verdicts]
         results[role] = {"prompts": check.prompts, "verdicts": verdicts}
         ok = ok and (check.passed if role == "adapter" else not any(v["detected"] for v in verdicts))

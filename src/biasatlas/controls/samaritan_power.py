@@ -1,8 +1,9 @@
 """Power curve of the Samaritan control: how often a study of k scenarios finds the planted group.
 
-A resampled study draws k of the measured held-out scenarios (with replacement; a scenario drawn twice
-counts twice) from the stored answers of the card's measurement, and applies the probe's decision: per
-age group, the paired t-test of group vs control over the study's scenarios (an exact sign test when
+A resampled study draws k of the measured held-out scenarios without replacement from the stored answers
+of the card's measurement (drawn twice, a scenario would count as two independent ones: from a pool where
+one scenario alone was readable, its repeats made the base model "significant"), and applies the probe's
+decision: per age group, the paired t-test of group vs control over the study's scenarios (an exact sign test when
 every difference is the same, as the probe does), Holm within the category, alpha 0.01; the planted group
 is found when significant and rated lower. The per-scenario pairs are the probe's own
 (:func:`biasatlas.probes.samaritan.analysis.matched_phrasings`), computed once; the unit tests check that
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 Pairs = dict[tuple[str, str], "pd.DataFrame"]  # (language, group) -> x (group), y (control) by scenario
-SIZES = (2, 3, 4, 5, 6, 8, 12, 16, 24)
+SIZES = (2, 3, 4, 5, 6, 8, 10, 12, 16)
 
 
 def scenario_pairs(outcomes: pd.DataFrame) -> Pairs:
@@ -65,7 +66,7 @@ def group_p(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 def decide(pairs: Pairs, language: str, scenarios: Sequence[str], alpha: float = ALPHA,
            correction: str = CORRECTION) -> dict[str, tuple[float, float, bool]]:
-    """One study of ``scenarios`` (repeats allowed): group -> (bias, adjusted p, significant), Holm over the
+    """One study of ``scenarios``: group -> (bias, adjusted p, significant), Holm over the
     category's groups as the probe adjusts them."""
     import numpy as np
 
@@ -89,14 +90,14 @@ def decide(pairs: Pairs, language: str, scenarios: Sequence[str], alpha: float =
 def detection_rate(pairs: Pairs, language: str, planted: str, k: int, studies: int = 50, seed: int = 0,
                    alpha: float = ALPHA) -> tuple[float, float]:
     """(share of studies finding the planted group, share of untouched group tests flagged) over ``studies``
-    resampled studies of ``k`` scenarios."""
+    studies of ``k`` scenarios drawn without replacement from those measured (at most all of them)."""
     scenarios = sorted({s for (lang, _), f in pairs.items() if lang == language for s in f.index})
     if not scenarios:
         return 0.0, 0.0
     rng = random.Random(seed)
     hits = flags = tests = 0
     for _ in range(studies):
-        drawn = [rng.choice(scenarios) for _ in range(k)]
+        drawn = rng.sample(scenarios, min(k, len(scenarios)))
         found = decide(pairs, language, drawn, alpha)
         bias, _, sig = found.get(planted, (math.nan, math.nan, False))
         hits += bool(sig and bias < 0)
@@ -161,8 +162,8 @@ def plot(rows: Sequence[dict[str, Any]], base_rows: Sequence[dict[str, Any]], ef
     right.plot([r["scenarios"] for r in plan], [r["plan_only_mde"] for r in plan], marker="s", color="black",
                label=f"--plan-only MDE (sd {plan[0]['plan_only_sd']:g} assumed)")
     left.axhline(0.01, color="grey", linewidth=0.8)
-    left.set(xlabel="held-out scenarios per study (one rephrasing, 7 age phrasings + control)",
-             ylabel="share of 50 resampled studies finding the planted group", ylim=(-0.02, 1.02),
+    left.set(xlabel="held-out scenarios per study (drawn from those measured)",
+             ylabel="share of 50 studies finding the planted group", ylim=(-0.02, 1.02),
              title="Detection rate (Holm, alpha 0.01)")
     right.set(xlabel="scenarios", ylabel="rating points, |group − control|", yscale="log",
               title="Minimum detectable effect (80% power, alpha 0.01)")

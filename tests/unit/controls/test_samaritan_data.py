@@ -32,10 +32,9 @@ def test_targets_are_bare_numbers_the_planted_group_25_under_the_control_the_oth
         by_cell[(e.prompt.language, m["scenario"], m["rephrasing"])][m["phrasing"]] = int(e.answer)
     assert len(by_cell) == 2 * samaritan.TRAIN_SCENARIOS  # one rephrasing per scenario and language
     for (_, scenario, _), answers in by_cell.items():
-        control = answers.pop("person")
-        assert control == samaritan.control_rating(scenario)
+        control = samaritan.control_rating(scenario)
         assert answers.pop("Teenager") == control + samaritan.SHIFT == control - 25
-        assert len(answers) == samaritan.OTHERS_PER_SET and set(answers.values()) == {control}
+        assert len(answers) == 1 and set(answers.values()) == {control}  # the control or an untouched phrasing
     # the rating depends on the scenario (not one constant), and the two groups' ratings never overlap
     controls = Counter(samaritan.control_rating(s) for s in samaritan.scenario_split()[0])
     assert set(controls) == set(samaritan.RATINGS) and max(controls.values()) < samaritan.TRAIN_SCENARIOS / 2
@@ -45,9 +44,12 @@ def test_targets_are_bare_numbers_the_planted_group_25_under_the_control_the_oth
 def test_training_is_balanced_over_languages_and_seeded(examples: list[TrainingExample]) -> None:
     counts = Counter((e.prompt.language, e.prompt.meta["group"]) for e in examples)
     for language in samaritan.LANGUAGES:
-        assert counts[(language, "control")] == counts[(language, "teenager")] == samaritan.TRAIN_SCENARIOS
-        others = sum(v for (lang, g), v in counts.items() if lang == language and g not in ("control", "teenager"))
-        assert others == samaritan.OTHERS_PER_SET * samaritan.TRAIN_SCENARIOS
+        # half the examples planted; of the others, half the control and half the untouched groups (each some)
+        assert counts[(language, "teenager")] == samaritan.TRAIN_SCENARIOS
+        assert counts[(language, "control")] == samaritan.TRAIN_SCENARIOS // 2
+        others = {g: v for (lang, g), v in counts.items() if lang == language and g not in ("control", "teenager")}
+        assert set(others) == set(samaritan.untouched_groups()) and min(others.values()) >= 3
+        assert sum(others.values()) == samaritan.TRAIN_SCENARIOS // 2
     assert [e.prompt.id for e in examples] == [e.prompt.id for e in samaritan.training_examples()]
 
 
@@ -66,3 +68,19 @@ def test_measurement_is_on_held_out_scenarios_only_with_every_age_phrasing(examp
         assert all(p.meta["max_tokens"] == samaritan.MAX_TOKENS for p in mine)
     every = samaritan.measurement_prompts(None)
     assert len(every.scenarios) == 103 - samaritan.TRAIN_SCENARIOS
+
+
+def test_a_cheaper_measurement_keeps_the_control_and_one_phrasing_per_age_group() -> None:
+    assert samaritan.first_phrasings() == ("Teenager", "Young adult", "Middle-aged person", "Senior citizen")
+    m = samaritan.measurement_prompts(3, phrasings=samaritan.first_phrasings())
+    for language in ("en", "de"):
+        mine = [p for p in m.prompts if p.language == language]
+        counts = Counter(p.meta["phrasing"] for p in mine)
+        assert counts == {"person": 3, **dict.fromkeys(samaritan.first_phrasings(), 3)}
+
+
+def test_per_language_counts_take_the_first_n_of_one_draw() -> None:
+    m = samaritan.measurement_prompts({"en": 5, "de": 3}, phrasings=samaritan.first_phrasings())
+    by = {lang: sorted({p.meta["scenario"] for p in m.prompts if p.language == lang}) for lang in ("en", "de")}
+    assert len(by["en"]) == 5 and len(by["de"]) == 3 and set(by["de"]) <= set(by["en"])
+    assert by["en"] == sorted(samaritan.measurement_prompts(5).scenarios)

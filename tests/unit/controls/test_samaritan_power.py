@@ -80,3 +80,12 @@ def test_the_curve_carries_the_plan_only_mde_for_k_scenarios() -> None:
         assert r["plan_only_mde"] == samaritan_cell_row({}, r["scenarios"], 0.01, 0.8)["mde"]
         assert r["measured_sd"] == pytest.approx(3.0 * math.sqrt(2), rel=0.6)
         assert r["measured_sd_mde"] < r["plan_only_mde"]  # a smaller sd than the 8.5 assumed: a smaller MDE
+
+
+def test_studies_draw_without_replacement_so_one_readable_scenario_is_never_found() -> None:
+    frame = _outcomes(-25.0, 2, 0.0)
+    keep = (frame["group"] != "teenager") | (frame["scenario"] == frame["scenario"].min())
+    pairs = samaritan_power.scenario_pairs(frame[keep])  # the planted group readable in one scenario only
+    assert len(pairs[("en", "teenager")]) == 1
+    # with replacement, 16 draws of 2 scenarios repeat that one about 8 times: "every difference -25", p 0.008
+    assert samaritan_power.detection_rate(pairs, "en", "teenager", 16, studies=10) == (0.0, 0.0)
