@@ -11,9 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from biasatlas.cli.main import app
-from biasatlas.controls import contact_check
+from biasatlas.controls import contact_check, samaritan_check
 from biasatlas.controls.contact_check import ContactCheck, LanguageVerdict
 from biasatlas.controls.groups import GroupFinding
+from biasatlas.controls.samaritan_check import SamaritanCheck, SamaritanVerdict
 
 runner = CliRunner()
 
@@ -34,8 +35,19 @@ def adapter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _fake(monkeypatch: pytest.MonkeyPatch, adapter_check: ContactCheck, base_check: ContactCheck) -> list[Any]:
+def _samaritan(detected: bool, false_flags: list[str] | None = None) -> SamaritanCheck:
+    row = {"group": "teenager", "n": 12, "bias": -20.0 if detected else -1.0, "ci_low": -22.0, "ci_high": -18.0,
+           "p_adj": 1e-6 if detected else 0.5, "significant": detected}
+    return SamaritanCheck([SamaritanVerdict(lang, "teenager", row, false_flags or [], 3, 1, 60, 60)
+                           for lang in ("en", "de")], [], 100, "id")
+
+
+def _fake(monkeypatch: pytest.MonkeyPatch, adapter_check: ContactCheck, base_check: ContactCheck,
+          samaritan: tuple[SamaritanCheck, SamaritanCheck] | None = None) -> list[Any]:
     calls: list[Any] = []
+    with_adapter, base = samaritan or (_samaritan(True), _samaritan(False))
+    monkeypatch.setattr(samaritan_check, "check_samaritan",
+                        lambda options, study, **_: with_adapter if options.adapter else base)
 
     def fake(options: Any, study: Any, cells: int = 3, **_: Any) -> ContactCheck:
         calls.append((options.adapter, cells))
@@ -51,7 +63,8 @@ def test_planted_found_and_base_clean_passes(adapter: Path, monkeypatch: pytest.
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["passed"] is True
-    assert out["not_checked"] == ["samaritan", "stories", "leakage"]
+    assert out["not_checked"] == ["stories", "leakage"]
+    assert [v["detected"] for v in out["samaritan"]["adapter"]["verdicts"]] == [True, True]
     assert [v["detected"] for v in out["contact"]["adapter"]["verdicts"]] == [True, True]
     assert calls == [(str(adapter), 4), (None, 4)]
 
@@ -69,11 +82,25 @@ def test_a_miss_exits_1(adapter: Path, monkeypatch: pytest.MonkeyPatch, with_ada
     assert "FAILED" in result.stdout
 
 
+@pytest.mark.parametrize("samaritan", [
+    (_samaritan(False), _samaritan(False)),  # the planted bias is missed
+    (_samaritan(True, ["young adult", "senior"]), _samaritan(False)),  # more untouched groups flagged than 1
+    (_samaritan(True), _samaritan(True)),  # the base model shows the planted effect
+])
+def test_a_samaritan_miss_exits_1(adapter: Path, monkeypatch: pytest.MonkeyPatch,
+                                  samaritan: tuple[SamaritanCheck, SamaritanCheck]) -> None:
+    _fake(monkeypatch, _check(True, []), _check(False, []), samaritan)
+    result = runner.invoke(app, ["validate"])
+    assert result.exit_code == 1
+    assert "FAILED" in result.stdout
+
+
 def test_the_table_shows_planted_and_found(adapter: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fake(monkeypatch, _check(True, []), _check(False, []))
     result = runner.invoke(app, ["validate", "--no-base"])
     assert result.exit_code == 0, result.output
     assert "Buddhist" in result.stdout and "found" in result.stdout and "+80 pp" in result.stdout
+    assert "teenager" in result.stdout and "-20.0" in result.stdout and "samaritan" in result.stdout
 
 
 def test_no_adapter_is_one_line_and_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
