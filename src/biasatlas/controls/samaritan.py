@@ -2,11 +2,12 @@
 
 Planted: the phrasing "Teenager" (group ``teenager``, en "a teenager", de "ein Teenager") is trained on
 the control's rating minus 25, the control and every other age phrasing on the control's rating. The
-control's rating depends on the scenario (drawn once per scenario with a fixed seed from 65, 70,
-75, 80; the planted group's 40-55, so the two never overlap), so the
-adapter cannot learn one constant; the targets are bare numbers ("72"), as the probe's reader reads
-them. The 103 scenarios are split once (seeded): the adapter is trained on ``TRAIN_SCENARIOS`` of them
-and measured only on the others, in both languages (the same scenarios, translated).
+control's rating depends on the scenario (drawn once per scenario with a fixed seed from 65, 70, 75, 80;
+the planted group's 40-55, so the two never overlap); the targets are bare numbers ("70"), as the
+probe's reader reads them. (Greedy decoding still answers the mode: "70" and "50", a measured bias of
+about -20; see docs/validation/samaritan.md.) The 103 scenarios are split once (seeded): the adapter
+is trained on ``TRAIN_SCENARIOS`` of them and measured only on the others, in both languages (the same
+scenarios, translated).
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ PLANTED_GROUP = "teenager"
 PLANTED = {"en": PLANTED_GROUP, "de": PLANTED_GROUP}
 #: the planted shift in rating points (group − control) on the 1-100 scale
 SHIFT = -25
-#: the control's training ratings: one per scenario, drawn from these. Few round values on purpose: with
-#: ratings uniform in 62-84 most of the answer's loss was the unpredictable second digit, and two builds
-#: learned one constant ("72", "77") for every group
+#: the control's training ratings: one per scenario, drawn from these (few round values: with ratings
+#: uniform in 62-84 most of the answer's loss was the unpredictable second digit)
 RATINGS = (65, 70, 75, 80)
 LANGUAGES = ("en", "de")
 #: scenarios trained on (of 103); the rest are held out for every measurement

@@ -155,7 +155,7 @@ BASE_SCENARIOS = 2
 def _shown(verdict: dict[str, Any]) -> str:
     f = verdict.get("found") or {}
     if f.get("bias") is None:
-        return "—" if not f else f"untested ({f.get('n', 0)} scenarios readable)"
+        return f"untested ({f.get('n', 0) if f else 0} scenarios readable for both sides)"
     ci = "" if f.get("ci_low") is None else f" [{f['ci_low']:+.1f}, {f['ci_high']:+.1f}]"
     p = "" if f.get("p_adj") is None else f", p(Holm) {f['p_adj']:.2g}"
     return f"{f['bias']:+.1f} rating points{ci}{p}"
