@@ -15,6 +15,7 @@ training prompts), not the whole contact dataset.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 NAME = "contact-scd"
 #: debiasing examples per language, drawn uniformly from every group's training prompts
-EXAMPLES_PER_LANGUAGE = 120
+EXAMPLES_PER_LANGUAGE = 40
 SEED = 31
 #: the control's own LoRA (rank 8, top 8 layers) is trained on; rank and modules come from the adapter
 TRAIN_CONFIG = TrainConfig(epochs=1, learning_rate=1e-3, batch_size=4, warmup_ratio=0.05, max_length=256,
@@ -64,7 +65,8 @@ def train_scd(control: Path, out: Path) -> dict[str, Any]:
         backend.close()
     (out / "train.jsonl").unlink(missing_ok=True)  # regenerated from the templates
     manifest = read_manifest(out) or {}
-    manifest.setdefault("result", {})["adapter_dir"] = f"src/biasatlas/data/controls/{out.name}"
+    manifest.setdefault("result", {})["adapter_dir"] = f"src/biasatlas/data/controls/{out.name}"  # not this machine's
+    (out / "training_config.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 
 
