@@ -41,10 +41,10 @@ METHOD = ("Cochran's Q test of heterogeneity over languages of the group's mean 
 MIN_PAIRS = 30
 #: floor of one scenario difference's variance: two whole-number ratings, each rounded by up to ± 0.5
 ROUNDING_VARIANCE = 1 / 6
-EFFECT_COLUMNS = [*GROUP, "language", "phrasings", "n", "rating", "control_rating", "effect", "ci_low", "ci_high",
-                  "se", "sd_diff", "only_rating"]
-TEST_COLUMNS = [*GROUP, "languages", "phrasings", "n", "q", "dof", "p", "p_adj", "i2", "effect_min", "effect_max",
-                "flags", "flag_notes", "differs"]
+EFFECT_COLUMNS = [*GROUP, "language", "phrasings", "left_out", "n", "rating", "control_rating", "effect", "ci_low",
+                  "ci_high", "se", "sd_diff", "only_rating"]
+TEST_COLUMNS = [*GROUP, "languages", "phrasings", "left_out", "n", "q", "dof", "p", "p_adj", "i2", "effect_min",
+                "effect_max", "flags", "flag_notes", "differs"]
 
 
 def common_phrasings(outcomes: pd.DataFrame) -> tuple[pd.DataFrame, dict[tuple[Any, ...], list[str]]]:
@@ -60,9 +60,11 @@ def common_phrasings(outcomes: pd.DataFrame) -> tuple[pd.DataFrame, dict[tuple[A
     by_phrasing = groups.groupby([*GROUP, "phrasing"], dropna=False)["language"].nunique().rename("n_phrasing")
     table = by_phrasing.reset_index().merge(by_group.reset_index(), on=GROUP)
     common = table["n_phrasing"] == table["n_group"]
+    asked_in = groups.groupby([*GROUP, "phrasing"], dropna=False)["language"].agg(lambda s: ",".join(sorted(set(s))))
     dropped: dict[tuple[Any, ...], list[str]] = {}
     for row in table[~common].itertuples(index=False):
-        dropped.setdefault(tuple(getattr(row, k) for k in GROUP), []).append(str(row.phrasing))
+        key = tuple(getattr(row, k) for k in GROUP)
+        dropped.setdefault(key, []).append(f"{row.phrasing} (asked in {asked_in[(*key, row.phrasing)]} only)")
     kept = groups.merge(table.loc[common, [*GROUP, "phrasing"]], on=[*GROUP, "phrasing"], how="inner")
     return pd.concat([outcomes[is_control], kept], ignore_index=True), dropped
 
@@ -77,7 +79,7 @@ def language_effects(outcomes: pd.DataFrame, ci_level: float = 0.95) -> pd.DataF
 
     if outcomes.empty:
         return pd.DataFrame(columns=EFFECT_COLUMNS)
-    kept, _ = common_phrasings(outcomes)
+    kept, dropped = common_phrasings(outcomes)
     # only the mean differences, intervals and sds are used here: no correction (holm is slow in statsmodels)
     table = compare_to_control(kept, correction="none", ci_level=ci_level)
     if table.empty:
@@ -85,6 +87,7 @@ def language_effects(outcomes: pd.DataFrame, ci_level: float = 0.95) -> pd.DataF
     names = (kept[kept["category"] != CONTROL].groupby(GROUP, dropna=False)["phrasing"]
              .agg(lambda s: "; ".join(sorted(set(map(str, s))))).rename("phrasings").reset_index())
     table = table.merge(names, on=GROUP, how="left").merge(_only_rating(kept), on=[*GROUP, "language"], how="left")
+    table["left_out"] = ["; ".join(dropped.get(tuple(r), [])) for r in table[GROUP].itertuples(index=False)]
     table["effect"] = table["mean_diff"]
     table["se"] = table["sd_diff"] / table["n"].clip(lower=1) ** 0.5
     return pd.DataFrame(table, columns=EFFECT_COLUMNS).sort_values([*GROUP, "language"]).reset_index(drop=True)
@@ -129,10 +132,10 @@ def language_differences(effects: pd.DataFrame, alpha: float = 0.05) -> pd.DataF
                          + f" (fewer than {MIN_PAIRS}: the Q test's level is above alpha)")
         only = rows["only_rating"]
         if only.notna().all() and only.nunique() == 1:
-            flags.append("one_rating")
+            flags.append("one_option")
             notes.append(f"no variation: every rating of the group and the control is {only.iloc[0]:g}")
         flat = usable[usable["sd_diff"] == 0]
-        if len(flat) and "one_rating" not in flags:
+        if len(flat) and "one_option" not in flags:
             flags.append("no_spread")
             notes.append("the scenario differences do not vary in " + ", ".join(flat["language"])
                          + " (variance floored at the rating's rounding)")
@@ -149,7 +152,9 @@ def language_differences(effects: pd.DataFrame, alpha: float = 0.05) -> pd.DataF
             flags.append("not_tested")
             notes.append("not tested: fewer than two languages with two or more paired scenarios")
         out.append({**dict(zip(GROUP, key, strict=True)), "languages": ",".join(usable["language"]),
-                    "phrasings": rows["phrasings"].iloc[0], "n": int(rows["n"].sum()), "q": q,
+                    "phrasings": rows["phrasings"].iloc[0],
+                    "left_out": rows["left_out"].iloc[0] if "left_out" in rows else "",
+                    "n": int(rows["n"].sum()), "q": q,
                     "dof": max(len(usable) - 1, 0), "p": p, "i2": i2,
                     "effect_min": float(rows["effect"].min()), "effect_max": float(rows["effect"].max()),
                     "flags": "; ".join(flags), "flag_notes": " | ".join(notes)})
@@ -159,7 +164,7 @@ def language_differences(effects: pd.DataFrame, alpha: float = 0.05) -> pd.DataF
         tested = [i for i in idx if tests.loc[i, "p"] == tests.loc[i, "p"]]  # NaN: not tested
         if tested:
             tests.loc[tested, "p_adj"] = multipletests(tests.loc[tested, "p"], alpha=alpha, method="fdr_bh")[1]
-    tests["differs"] = (tests["p_adj"] < alpha) & ~tests["flags"].str.contains("one_rating")
+    tests["differs"] = (tests["p_adj"] < alpha) & ~tests["flags"].str.contains("one_option")
     tests = pd.DataFrame(tests, columns=TEST_COLUMNS)
     tests.attrs["method"] = METHOD
     return tests

@@ -97,7 +97,7 @@ def test_every_rating_the_same_is_flagged_and_never_a_finding() -> None:
     tests = language_differences(language_effects(outcomes)).set_index("group")
     row = tests.loc["female"]
     assert row["q"] == 0 and row["p"] == 1 and row["i2"] == 0 and not row["differs"]
-    assert row["flags"] == "few_pairs; one_rating" and "every rating of the group and the control is 70" \
+    assert row["flags"] == "few_pairs; one_option" and "every rating of the group and the control is 70" \
         in row["flag_notes"]
 
 
@@ -120,10 +120,11 @@ def test_each_language_compares_the_same_phrasings() -> None:
     outcomes = _outcomes(gaps, scenarios=40, seed=4)
     kept, dropped = common_phrasings(outcomes)
     assert set(kept.loc[kept["group"] == "White", "phrasing"]) == {"White"}
-    assert dropped == {("m", 0.0, 64, "race", "White"): ["Caucasian person"]}
+    assert dropped == {("m", 0.0, 64, "race", "White"): ["Caucasian person (asked in en only)"]}
     effects = language_effects(outcomes).set_index("language")
     assert effects.loc["en", "ci_low"] < 0 < effects.loc["en", "ci_high"] and effects.loc["en", "phrasings"] == "White"
-    assert not language_differences(language_effects(outcomes))["differs"].any()
+    tests = language_differences(language_effects(outcomes))
+    assert not tests["differs"].any() and tests["left_out"].iloc[0] == "Caucasian person (asked in en only)"
 
 
 def test_the_summary_block_only_for_two_or_more_languages() -> None:
