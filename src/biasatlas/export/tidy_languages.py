@@ -64,7 +64,7 @@ def samaritan_across_language_rows(summary: dict[str, Any]) -> list[Row]:
     for e in block.get("effects") or []:
         few = {} if int(e["n"]) >= minimum else {
             "flags": "few_pairs", "flag_notes": f"few paired scenarios: {e['n']} (fewer than {minimum}); "
-            "the Q test's level is above alpha"}
+            "the Q test rejects a true null clearly more often than alpha"}
         rows.append({
             "source": "across_languages", **{k: e[k] for k in cell}, "language": e["language"],
             "comparison": f"{e['group']} vs control ({e['language']}; phrasings: {e['phrasings']}"

@@ -34,10 +34,10 @@ METHOD = ("Cochran's Q test of heterogeneity over languages of the group's mean 
           "control (rating points; variance = squared standard error over scenarios, each scenario's variance "
           "floored at 1/6; statsmodels combine_effects), Benjamini-Hochberg over the groups of one model x "
           "decoding; Student t 95% intervals per language")
-#: scenarios per language below which the Q test rejects a true null clearly more often than alpha: Q takes
-#: the estimated variances as known. Simulated (normal differences, 20,000 draws): at 20 scenarios per language
-#: the level is 1.1-2.1 x alpha at 0.05 and up to 2.9 x at 0.01 (2 to 12 languages); at 30, at most 1.7 x;
-#: at the full 103, 1.0-1.3 x (docs/languages.md)
+#: scenarios per language below which the Q test rejects a true null clearly more often than alpha: Q takes the
+#: variances estimated from the scenarios as known. Simulated (tests/unit/languages/q_level_simulation.py; normal
+#: differences, 20,000 draws, 2 to 12 languages), level / alpha: at 20 scenarios 1.2-2.0 (alpha 0.05) and 1.6-3.4
+#: (0.01); at 30, 1.1-1.6 and 1.5-2.3; at the full 103, 1.0-1.2 and 1.1-1.3 (docs/languages.md)
 MIN_PAIRS = 30
 #: floor of one scenario difference's variance: two whole-number ratings, each rounded by up to ± 0.5
 ROUNDING_VARIANCE = 1 / 6
@@ -129,7 +129,7 @@ def language_differences(effects: pd.DataFrame, alpha: float = 0.05) -> pd.DataF
             flags.append("few_pairs")
             counts = ", ".join(f"{lang} {n}" for lang, n in zip(thin["language"], thin["n"], strict=True))
             notes.append(f"few paired scenarios: {counts}"
-                         + f" (fewer than {MIN_PAIRS}: the Q test's level is above alpha)")
+                         + f" (fewer than {MIN_PAIRS}: the Q test rejects a true null clearly more often than alpha)")
         only = rows["only_rating"]
         if only.notna().all() and only.nunique() == 1:
             flags.append("one_option")
