@@ -107,6 +107,8 @@ def _verdict(t: Mapping[Any, Any]) -> str:
 def _tests_table(tests: pd.DataFrame) -> pd.DataFrame:
     frame = tests.sort_values(["unit", "p_adj", "category", "group"], na_position="last").copy()
     frame["verdict"] = [_verdict(t) for t in frame.to_dict(orient="records")]
+    for column in ("p", "p_adj"):  # 3 significant digits: rounding would show 1e-40 as 0
+        frame[column] = frame[column].map(_p)
     frame["gap range (points)"] = [f"{lo:+.1f} to {hi:+.1f}"
                                    for lo, hi in zip(frame["effect_min"], frame["effect_max"], strict=True)]
     columns = ["unit", "category", "group", "phrasings", "left_out", "languages", "n", "gap range (points)", "q",
