@@ -172,6 +172,10 @@ def samaritan_rows(summary: dict[str, Any]) -> list[Row]:
             rows.append({**common, "test": name, "p": p, "p_adj": p_adj, **extra,
                          "significant": None if _missing(p_adj) else bool(p_adj < alpha),
                          **_flag_columns(quality, kind, alpha)})
+    from biasatlas.export.tidy_languages import samaritan_across_language_rows
+
+    rows += [{**row, **run_columns(summary.get("runs"), row.get("model")), "temperature": row.get("temperature")}
+             for row in samaritan_across_language_rows(summary)]
     return _complete("samaritan", rows, summary.get("reading"))
 
 
