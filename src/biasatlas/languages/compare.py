@@ -106,7 +106,7 @@ def language_differences(frame: pd.DataFrame, *, group: str = "descriptor", lang
             notes.append(f"few answers: {int(rows['n'].min())} in one language (fewer than {MIN_ANSWERS})")
         out.append({"model": m, "group": g, "languages": ",".join(rows["language"]), "n": int(rows["n"].sum()),
                     "q": 0.0 if constant else float(q.statistic), "dof": len(rows) - 1,
-                    "p": 1.0 if constant else float(q.pvalue), "i2": 0.0 if constant else float(res.i2),
+                    "p": 1.0 if constant else float(q.pvalue), "i2": 0.0 if constant else max(0.0, float(res.i2)),
                     "effect_min": float(rows["effect"].min()), "effect_max": float(rows["effect"].max()),
                     "flags": "; ".join(flags), "flag_notes": " | ".join(notes)})
     tests = pd.DataFrame(out, columns=["model", "group", "languages", "n", "q", "dof", "p", "i2", "effect_min",

@@ -63,7 +63,7 @@ def test_a_planted_difference_is_found_and_a_language_wide_shift_is_not() -> Non
     assert not tests.loc["P_D001", "differs"] and tests.loc["P_D001", "dof"] == 3
     assert not tests.drop(index=["P_D001", "P_D002"])["differs"].any()  # the language-wide shift is not a finding
     assert tests.attrs["method"] == METHOD and "Cochran's Q" in METHOD
-    assert 0 <= tests.loc["P_D002", "i2"] <= 1
+    assert 0 < tests.loc["P_D002", "i2"] <= 1 and (tests["i2"] >= 0).all()  # I² is a share, never below 0
 
 
 def test_level_under_the_null() -> None:
