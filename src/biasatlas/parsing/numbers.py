@@ -27,10 +27,13 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from biasatlas.parsing.continuation import cut_continuation
 from biasatlas.parsing.lexicon import refusal_patterns
+from biasatlas.parsing.numerals import ascii_digits, correction_words, cue_words, native_numbers, post_cues, rewrite
+from biasatlas.parsing.numerals import word_pattern as _word_pattern
 from biasatlas.parsing.rating_rules import DECADES, LEGEND, RETRACTED, complement, corrected
 from biasatlas.parsing.text import normalise, strip_reasoning
 from biasatlas.records import Outcome
@@ -109,16 +112,18 @@ RANGE = re.compile(
     re.IGNORECASE,
 )
 NUMBER = re.compile(rf"(?<![\w.,])({NUM}){END}({PERCENT})?", re.IGNORECASE)
-CUES = re.compile(
-    r"\b(?:estimate|estimated|estimation|say|rate|rating|rated|score|answer|guess|probability|chance|likelihood"
+CUE_WORDS = (
+    r"(?:estimate|estimated|estimation|say|rate|rating|rated|score|answer|guess|probability|chance|likelihood"
     r"|likely|put|go|give|call|pick(?:\s+(?:one|a))?(?:\s+single)?\s+number|festlegen\s+(?:muss|müsste|soll)"
     r"|lege\s+mich|setze|final|overall|result|conclusion|endgültig|ergebnis|fazit|insgesamt|so|therefore|thus|hence|schätze|schätzen|schätzung|sagen|sage|bewertung|bewerte"
     r"|bewerten|wahrscheinlichkeit|liegt\s+bei|beträgt|antwort|also|tippe|gebe|geben|komme)"
-    r"\W+(?:(?:is|of|at|would|might|could|may|will|should|könnte|dürfte|wäre|wird|be|around|about|roughly|approximately|maybe|probably|perhaps|it|it's|this|that"
-    r"|a|an|to|i|i'd|me|my|the|with|on|ist|bei|etwa|ungefähr|circa|ca|rund|auf|es|mit|ich|würde|sie|dem"
-    r"|eine|einer|das|die|der|wohl|vielleicht|somewhere|like)\W+){0,4}$",
-    re.IGNORECASE,
 )
+CUE_FILLERS = (
+    r"(?:is|of|at|would|might|could|may|will|should|könnte|dürfte|wäre|wird|be|around|about|roughly|approximately|maybe|probably|perhaps|it|it's|this|that"
+    r"|a|an|to|i|i'd|me|my|the|with|on|ist|bei|etwa|ungefähr|circa|ca|rund|auf|es|mit|ich|würde|sie|dem"
+    r"|eine|einer|das|die|der|wohl|vielleicht|somewhere|like)"
+)
+CUES = re.compile(rf"\b{CUE_WORDS}\W+(?:{CUE_FILLERS}\W+){{0,4}}$", re.IGNORECASE)
 POST_CUE = re.compile(
     r"^\s*(?:sagen|geben|schätzen|ansetzen|nehmen|passt|(?:would\s+be|is|ist|wäre)\s+(?:my|meine)\s+"
     r"(?:estimate|guess|answer|rating|schätzung|antwort)"
@@ -167,8 +172,32 @@ def _to_float(token: str) -> float:
     return float(token)
 
 
+RANGE_TILDE = re.compile(r"(?<=\d)\s*[~〜～]\s*(?=\d)")  # "60~70": a range, as East Asian answers write it
+
+
 def _normalise(text: str) -> str:
-    return normalise(unicodedata.normalize("NFKC", text)).replace("~", " about ")
+    text = RANGE_TILDE.sub("-", ascii_digits(unicodedata.normalize("NFKC", text)))
+    return normalise(text).replace("~", " about ")
+
+
+@lru_cache(maxsize=64)
+def _cues(language: str) -> re.Pattern[str]:
+    """The cue before a rating: the English and German cues, and the language's own words (data)."""
+    words, fillers = cue_words(language)
+    if not words:
+        return CUES
+    filler = f"{CUE_FILLERS}|{fillers}" if fillers else CUE_FILLERS
+    own = rf"(?:{words})(?:[^\w\n.!?]*(?:{filler}))*?[^\w\n.!?]*$"  # own words: no \b (Han, Hangul, Devanagari)
+    return re.compile(rf"\b{CUE_WORDS}\W+(?:{CUE_FILLERS}\W+){{0,4}}$|{own}", re.IGNORECASE)
+
+
+@lru_cache(maxsize=64)
+def _quantity(language: str) -> re.Pattern[str] | None:
+    """A number with one of the language's units ("80 ans", "80岁", "5 phút", "80세"): a quantity."""
+    from biasatlas.parsing.lexicon import data_section
+
+    units = data_section("rating_units").get(language) if language != "en" else None
+    return re.compile(rf"(?<![\d.,]){NUM}\s*(?:{_word_pattern(units)})", re.IGNORECASE) if units else None
 
 
 def _alpha2digit() -> Callable[[str, str], str]:
@@ -198,6 +227,7 @@ class _Text:
     def __init__(self, text: str, language: str = "en") -> None:
         self.text = text
         self.masked = text
+        self.language = language
         self.other_scale = False  # another scale echoed: "on a scale of 1 to 10"
         self.ratio = False  # a fraction or a rating on another scale: "3 out of 4", "8/10"
         self.candidates: list[Candidate] = []
@@ -227,7 +257,8 @@ class _Text:
             self._add((low + high) / 2, "range", m, {"range": [low, high]})
             self._blank(m.start(), m.end())
         clocks = (CLOCK_AM_EN,) if language == "en" else ()
-        for pattern in (QUANTITY, CLOCK_ORDINAL, *clocks):  # (after RATIO: "60 times out of 100" is a rating)
+        own = (_quantity(language),) if _quantity(language) else ()  # "80 ans", "80岁", "5 phút"
+        for pattern in (QUANTITY, CLOCK_ORDINAL, *clocks, *own):  # (after RATIO: "60 times out of 100" is a rating)
             for m in pattern.finditer(self.masked):
                 self._blank(m.start(), m.end())
         for m in CALENDAR_YEAR.finditer(self.masked):
@@ -251,7 +282,10 @@ class _Text:
         before = self.masked[max(0, m.start() - 80) : m.start()]
         sentence = SENTENCE_END.split(before)[-1]
         wide = SENTENCE_END.split(self.masked[max(0, m.start() - SUBJECT_REACH) : m.start()])[-1]
-        cued = bool(CUES.search(sentence) or POST_CUE.match(self.masked[m.end() :]) or SUBJECT_CUE.search(wide))
+        after = self.masked[m.end() :]
+        post = post_cues(self.language)
+        cued = bool(_cues(self.language).search(sentence) or POST_CUE.match(after) or (post and post.match(after))
+                    or SUBJECT_CUE.search(wide))
         leading = bool(LEADING_PREFIX.fullmatch(self.masked[: m.start()]))
         self.candidates.append(Candidate(value, kind, m.start(), m.end(), m.group(0).strip(), cued, leading,
                                          extra or {}))
@@ -286,13 +320,14 @@ class RatingParser:
         raw = _normalise(body)
         if not raw:
             return Outcome(reason="no answer", extra={"cut": "reasoning"} if cut else {})
-        found = _Text(_words_to_digits(raw, self.language), self.language)
+        words = _words_to_digits(native_numbers(raw, self.language), self.language)
+        found = _Text(rewrite(words, self.language), self.language)
         if not found.candidates:
             lowered = raw.lower()
             if any(p.search(lowered) for p in refusal_patterns(self.language)):
                 return Outcome(reason="refusal")
             return Outcome(reason="other scale" if found.other_scale or found.ratio else "no number")
-        chosen, reason = self._choose(found)
+        chosen, reason = self._choose(found, correction_words(self.language))
         if chosen is None:
             return Outcome(reason=reason, extra={"values": sorted({c.value for c in found.candidates})})
         extra = {"kind": chosen.kind, "matched": chosen.span, "rule": reason, **chosen.extra}
@@ -307,7 +342,7 @@ class RatingParser:
         return Outcome(value=chosen.value, extra=extra)
 
     @staticmethod
-    def _choose(found: _Text) -> tuple[Candidate | None, str]:
+    def _choose(found: _Text, corrections: re.Pattern[str] | None = None) -> tuple[Candidate | None, str]:
         """The rating and the rule that chose it, or None and the reason."""
         candidates = found.candidates
         lines = {_to_float(m.group(1)) for m in NUMBER_LINE.finditer(found.masked)}
@@ -315,7 +350,7 @@ class RatingParser:
             return None, "several ratings"  # a list of values, one a line
         if chosen := complement(found.masked, candidates):
             return chosen, "complement"
-        if chosen := corrected(found.masked, candidates):
+        if chosen := corrected(found.masked, candidates, corrections):
             return chosen, "self-correction"
         chosen, rule = RatingParser._first_rule(found)
         if chosen is not None and chosen.kind in RANGES:  # "70-80, so 75": the value committed to after it

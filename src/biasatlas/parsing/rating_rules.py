@@ -64,11 +64,13 @@ class _Located(Protocol):
 C = TypeVar("C", bound=_Located)
 
 
-def corrected(masked: str, candidates: list[C]) -> C | None:
-    """The last value that a correction marker right before it puts in place of the value before it."""
+def corrected(masked: str, candidates: list[C], own: re.Pattern[str] | None = None) -> C | None:
+    """The last value that a correction marker right before it puts in place of the value before it;
+    ``own``: the language's markers besides the English and German ones ("en fait", "其实", "아니")."""
     for before, after in reversed(list(pairwise(candidates))):
         between = masked[before.end : after.start]
-        marker = max(CORRECTION.finditer(between), key=lambda m: m.start(), default=None)
+        found = [*CORRECTION.finditer(between), *(own.finditer(between.lower()) if own else ())]
+        marker = max(found, key=lambda m: m.end(), default=None)
         if marker is not None and len(between) - marker.end() <= MARKER_REACH and before.value != after.value:
             return after
     return None
