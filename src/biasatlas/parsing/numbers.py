@@ -35,7 +35,7 @@ from biasatlas.parsing.lexicon import refusal_patterns
 from biasatlas.parsing.numerals import ascii_digits, correction_words, cue_words, native_numbers, post_cues, rewrite
 from biasatlas.parsing.numerals import word_pattern as _word_pattern
 from biasatlas.parsing.rating_rules import DECADES, LEGEND, RETRACTED, complement, corrected
-from biasatlas.parsing.text import normalise, strip_reasoning
+from biasatlas.parsing.text import WIDE_PUNCTUATION, normalise, strip_reasoning
 from biasatlas.records import Outcome
 
 # Languages text2num reads number words in (others fall back to English words only).
@@ -176,7 +176,8 @@ RANGE_TILDE = re.compile(r"(?<=\d)\s*[~〜～]\s*(?=\d)")  # "60~70": a range, a
 
 
 def _normalise(text: str) -> str:
-    text = RANGE_TILDE.sub("-", ascii_digits(unicodedata.normalize("NFKC", text)))
+    # wide punctuation first: NFKC would make "，75" a bare ",75" (no blank after it, no number read)
+    text = RANGE_TILDE.sub("-", ascii_digits(unicodedata.normalize("NFKC", text.translate(WIDE_PUNCTUATION))))
     return normalise(text).replace("~", " about ")
 
 
