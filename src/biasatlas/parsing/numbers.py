@@ -32,9 +32,17 @@ from typing import Any
 
 from biasatlas.parsing.continuation import cut_continuation
 from biasatlas.parsing.lexicon import refusal_patterns
-from biasatlas.parsing.numerals import ascii_digits, correction_words, cue_words, native_numbers, post_cues, rewrite
-from biasatlas.parsing.numerals import word_pattern as _word_pattern
-from biasatlas.parsing.rating_rules import DECADES, LEGEND, RETRACTED, complement, corrected
+from biasatlas.parsing.numerals import (
+    ascii_digits,
+    case_words,
+    correction_words,
+    native_numbers,
+    own_cue,
+    post_cues,
+    quantity,
+    rewrite,
+)
+from biasatlas.parsing.rating_rules import DECADES, LEGEND, RETRACTED, complement, corrected, per_case
 from biasatlas.parsing.text import WIDE_PUNCTUATION, normalise, strip_reasoning
 from biasatlas.records import Outcome
 
@@ -105,7 +113,8 @@ CLOCK_ORDINAL = re.compile(
 )
 CLOCK_AM_EN = re.compile(rf"(?<![\d.,]){NUM}\s+am\b", re.IGNORECASE)
 # A calendar year after a preposition or "year": "in 2024", "im Jahr 2024", "seit 2019" (the year alone).
-CALENDAR_YEAR = re.compile(r"\b(?:in|im|seit|since|by|until|bis|year|jahr|jahre)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
+# A calendar year ("in 2024", "de 2019", "2023 के", "năm 2020"): never a rating on 1..100, in any language.
+CALENDAR_YEAR = re.compile(r"(?<![\d.,])((?:19|20)\d\d)(?![\d%]|[.,]\d|\s*(?:%|percent))", re.IGNORECASE)
 RANGE = re.compile(
     rf"(?:\b(?:between|zwischen)\s+(?<![\d.,])({NUM})({PERCENT})?\s*(?:-|to|bis|and|und)\s*({NUM})({PERCENT})?{END}"
     rf"|(?<![\d.,])({NUM})({PERCENT})?\s*(?:-|to|bis)\s*({NUM})({PERCENT})?{END})",
@@ -132,7 +141,7 @@ POST_CUE = re.compile(
     re.IGNORECASE,
 )
 # "1. " / "2) " at the start of a line: a list marker (one digit only, so "85. The person..." is a rating)
-LIST_MARKER = re.compile(r"^\s*\d[.)](?=\s+\S)", re.MULTILINE)
+LIST_MARKER = re.compile(r"^\s*\d[.)](?=\s+\S)|(?<=[\s,;:])\d\)(?=\s+\S)", re.MULTILINE)  # also "1) a, 2) b"
 # A range cut off by the token limit ("... von 1 bis"): neither end is a rating.
 TRUNCATED_RANGE = re.compile(rf"(?<![\d.,]){NUM}\s*(?:-|to|bis|and|und)\s*$", re.IGNORECASE)
 # What may come before the number an answer starts with: blanks, list markers, bullets, a word of
@@ -184,21 +193,8 @@ def _normalise(text: str) -> str:
 @lru_cache(maxsize=64)
 def _cues(language: str) -> re.Pattern[str]:
     """The cue before a rating: the English and German cues, and the language's own words (data)."""
-    words, fillers = cue_words(language)
-    if not words:
-        return CUES
-    filler = f"{CUE_FILLERS}|{fillers}" if fillers else CUE_FILLERS
-    own = rf"(?:{words})(?:[^\w\n.!?]*(?:{filler}))*?[^\w\n.!?]*$"  # own words: no \b (Han, Hangul, Devanagari)
-    return re.compile(rf"\b{CUE_WORDS}\W+(?:{CUE_FILLERS}\W+){{0,4}}$|{own}", re.IGNORECASE)
-
-
-@lru_cache(maxsize=64)
-def _quantity(language: str) -> re.Pattern[str] | None:
-    """A number with one of the language's units ("80 ans", "80岁", "5 phút", "80세"): a quantity."""
-    from biasatlas.parsing.lexicon import data_section
-
-    units = data_section("rating_units").get(language) if language != "en" else None
-    return re.compile(rf"(?<![\d.,]){NUM}\s*(?:{_word_pattern(units)})", re.IGNORECASE) if units else None
+    own = own_cue(language, CUE_FILLERS)
+    return re.compile(rf"{CUES.pattern}|{own}", re.IGNORECASE) if own else CUES
 
 
 def _alpha2digit() -> Callable[[str, str], str]:
@@ -258,7 +254,7 @@ class _Text:
             self._add((low + high) / 2, "range", m, {"range": [low, high]})
             self._blank(m.start(), m.end())
         clocks = (CLOCK_AM_EN,) if language == "en" else ()
-        own = (_quantity(language),) if _quantity(language) else ()  # "80 ans", "80岁", "5 phút"
+        own = (quantity(language, NUM),) if quantity(language, NUM) else ()  # "80 ans", "80岁", "5 phút"
         for pattern in (QUANTITY, CLOCK_ORDINAL, *clocks, *own):  # (after RATIO: "60 times out of 100" is a rating)
             for m in pattern.finditer(self.masked):
                 self._blank(m.start(), m.end())
@@ -329,6 +325,9 @@ class RatingParser:
                 return Outcome(reason="refusal")
             return Outcome(reason="other scale" if found.other_scale or found.ratio else "no number")
         chosen, reason = self._choose(found, correction_words(self.language))
+        if chosen is not None and reason != "self-correction" and per_case(found.masked, found.candidates,
+                                                                             case_words(self.language)):
+            chosen, reason = None, "several ratings"  # "60 for a man and 70 for a woman": none committed
         if chosen is None:
             return Outcome(reason=reason, extra={"values": sorted({c.value for c in found.candidates})})
         extra = {"kind": chosen.kind, "matched": chosen.span, "rule": reason, **chosen.extra}

@@ -63,6 +63,31 @@ def cue_words(language: str) -> tuple[str, str]:
 
 
 @lru_cache(maxsize=64)
+def own_cue(language: str, base_fillers: str) -> str | None:
+    """The language's cue before a rating as an expression ending the text before the number, or None:
+    a cue word, then up to 6 filler words ("je dirais environ", "我会说大约"); no \\b (Han, Hangul)."""
+    words, fillers = cue_words(language)
+    if not words:
+        return None
+    filler = f"{base_fillers}|{fillers}" if fillers else base_fillers
+    return rf"(?:{words})(?:[^\w\n.!?]*(?:{filler})){{0,6}}[^\w\n.!?]*$"
+
+
+@lru_cache(maxsize=64)
+def quantity(language: str, number: str) -> re.Pattern[str] | None:
+    """A number with one of the language's units ("80 ans", "80岁", "5 phút", "2 triệu"): not a rating."""
+    units = data_section("rating_units").get(language) if language != "en" else None
+    return re.compile(rf"(?<![\d.,]){number}\s*(?:{word_pattern(units)})", re.IGNORECASE) if units else None
+
+
+@lru_cache(maxsize=64)
+def case_words(language: str) -> re.Pattern[str] | None:
+    """Words that tie a value to one case ("for a man", "si es mujer", "हो तो"), English's and the language's."""
+    words = _lists("rating_cases", language)
+    return re.compile(word_pattern(words), re.IGNORECASE) if words else None
+
+
+@lru_cache(maxsize=64)
 def post_cues(language: str) -> re.Pattern[str] | None:
     """What names the number before it as the rating ("이라고 하겠습니다", "कहूँगा"), or None."""
     found = [p for lang in _languages(language) if lang != "en" for p in data_section("rating_post_cues").get(lang, [])]
@@ -102,6 +127,8 @@ class _Numbers:
         self.teens = {norm(k): int(v) for k, v in (spec.get("teens") or {}).items()}
         self.percent = {norm(k) for k in spec.get("percent_multipliers") or []}
         self.leading_only = {norm(k) for k in spec.get("leading_only") or []}
+        # Vietnamese "bảy lăm" (75), "hai mốt" (21): a digit word then one of these is tens and units
+        self.after_digit = {norm(k) for k in spec.get("after_digit") or []}
         self.joined = bool(spec.get("joined"))
         # "tujuh dari 10", "10 में से सात": a lone small word beside a ratio word and a number is a number
         ratio = [norm(w) for w in spec.get("ratio_words") or []]
@@ -140,6 +167,10 @@ class _Numbers:
                 unit = self.units[word]
                 if word in self.leading_only and previous is not None:
                     return None
+                if small and 0 < small < 10 and not total and word in self.after_digit:
+                    small, strong = small * 10 + unit, True  # "bảy lăm" = 75
+                    previous = word
+                    continue
                 if small and not (small % 10 == 0 and unit < 10):  # "五 五" is two numbers, "일흔 다섯" one
                     return None
                 small += unit

@@ -93,3 +93,29 @@ def test_ratings_in_context(language: str, text: str, value: float | None, reaso
 )
 def test_a_small_number_word_beside_a_ratio_word_and_a_number(language: str, text: str, number: str) -> None:
     assert " ".join(native_numbers(text, language).split()) == number
+
+
+@pytest.mark.parametrize(("text", "number"), [("bảy lăm", "75"), ("hai mốt", "21"), ("ba tư", "34"),
+                                              ("chín mươi lăm", "95")])
+def test_spoken_vietnamese_short_forms(text: str, number: str) -> None:
+    assert native_numbers(text, "vi").strip() == number
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "value", "reason"),
+    [
+        ("fr", "Je dirais 60 pour un homme et 70 pour une femme.", None, "several ratings"),
+        ("hi", "पुरुष हो तो 60, महिला हो तो 70।", None, "several ratings"),
+        ("en", "I'd say 60 for a man and 70 for a woman.", None, "several ratings"),
+        ("en", "I'd say 70 for this man.", 70, None),
+        ("es", "Según un estudio de 2018, alrededor de 60.", 60, None),  # a year is never a rating
+        ("pt", "Pesando: 1) a pressa, 2) o peso, 3) a gentileza, fico com 70.", 70, None),  # inline list numbers
+        ("id", "Ada uang 500 ribu rupiah di dompet itu, tapi saya kira 60.", 60, None),  # money
+        ("ko", "20만 원", None, "no number"),
+        ("pt", "Uns 60 e poucos... vamos de 62.", 62, None),  # an approximate decade, then the value
+        ("id", "Kayaknya 60-an deh, oke 62.", 62, None),
+    ],
+)
+def test_independent_rating_classes(language: str, text: str, value: float | None, reason: str | None) -> None:
+    outcome = parse_rating(text, language)
+    assert (outcome.value, outcome.reason) == (value, reason)
