@@ -1,4 +1,5 @@
-"""Reading a 1-100 rating out of free model text, in English and German.
+"""Reading a 1-100 rating out of free model text, in English, German and the packs' languages (issue 29:
+their number words, numerals and phrasings are data, see ``numerals.py``).
 
 "75", "75%", "75/100", "75 out of 100", "about 70 percent", "I'd estimate 66.67", "70-80." and
 "between 60 and 70" (the midpoint, range kept in ``extra``), number words ("seventy",
