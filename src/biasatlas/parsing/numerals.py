@@ -130,6 +130,8 @@ class _Numbers:
         # Vietnamese "bảy lăm" (75), "hai mốt" (21): a digit word then one of these is tens and units
         self.after_digit = {norm(k) for k in spec.get("after_digit") or []}
         self.joined = bool(spec.get("joined"))
+        # rewrites before reading ("七八十" = 70-80 -> "七十-八十"): a spoken range of two tens
+        self.ranges = [(re.compile(p, re.IGNORECASE), r) for p, r in spec.get("ranges") or []]
         # "tujuh dari 10", "10 में से सात": a lone small word beside a ratio word and a number is a number
         ratio = [norm(w) for w in spec.get("ratio_words") or []]
         words = word_pattern(ratio) if ratio else "(?!)"
@@ -153,13 +155,16 @@ class _Numbers:
         multiplier or a value of at least 10: "một", "一" alone are words as often); None for no number."""
         if not words or any(w not in self.units and w not in self.multipliers and w not in self.teens for w in words):
             return None
-        total = small = 0
+        total = small = last_multiplier = 0
         strong = percent = False
         previous: str | None = None
         for word in words:
             if word in self.teens:  # "dua belas" = 12
                 small, strong = (small or 1) + self.teens[word], True
             elif word in self.multipliers:
+                if last_multiplier and self.multipliers[word] >= last_multiplier:
+                    return None  # "七十八十", "bảy mươi tám mươi": two numbers, not one
+                last_multiplier = self.multipliers[word]
                 total += (small or 1) * self.multipliers[word]
                 small, strong = 0, True
                 percent = percent or word in self.percent
@@ -192,7 +197,10 @@ def native_numbers(text: str, language: str) -> str:
     numbers = _numbers(language)
     if numbers is None:
         return text
-    text = _convert(unicodedata.normalize("NFC", text), numbers, weak=False)
+    text = unicodedata.normalize("NFC", text)
+    for pattern, replacement in numbers.ranges:
+        text = pattern.sub(replacement, text)
+    text = _convert(text, numbers, weak=False)
     return _convert(text, numbers, weak=True) if numbers.has_ratio else text
 
 
@@ -209,6 +217,13 @@ def _convert(text: str, numbers: _Numbers, weak: bool) -> str:
                 continue
         run = m.group(0).lower()
         read = numbers.value(numbers.token.findall(run) if numbers.joined else re.split(r"[\s-]+", run))
+        if read is None and not numbers.joined and "-" in run:  # "सत्तर-अस्सी" (70-80): each side alone
+            parts = [numbers.value(re.split(r"\s+", side.strip())) for side in run.split("-")]
+            if all(p is not None and p[2] for p in parts):
+                out.append(text[last : m.start()])
+                out.append(" " + " - ".join(f"{p[0]}{'%' if p[1] else ''}" for p in parts if p) + " ")
+                last = m.end()
+            continue
         if read is None or read[2] == weak:
             continue
         if weak and not (numbers.ratio_after.match(text, m.end()) or numbers.ratio_before.search(text[: m.start()])):

@@ -119,3 +119,12 @@ def test_spoken_vietnamese_short_forms(text: str, number: str) -> None:
 def test_independent_rating_classes(language: str, text: str, value: float | None, reason: str | None) -> None:
     outcome = parse_rating(text, language)
     assert (outcome.value, outcome.reason) == (value, reason)
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [("zh", "大概七八十吧。"), ("ko", "칠팔십 정도."), ("vi", "Khoảng bảy tám mươi."), ("hi", "सत्तर-अस्सी।")],
+)
+def test_spoken_ranges_of_two_tens_are_ranges(language: str, text: str) -> None:
+    outcome = parse_rating(text, language)
+    assert outcome.reason == "range" and outcome.extra["range"] == [70.0, 80.0]
