@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Rebuild the positive-control adapters in src/biasatlas/data/controls/ (fixed seeds), measure them, write cards.
 
-    PYTHONPATH=src .venv/bin/python scripts/build_controls.py [--only contact|samaritan] [--study build/controls]
+    PYTHONPATH=src .venv/bin/python scripts/build_controls.py [--only contact|contact-scd|samaritan]
+        [--study build/controls]
 
 Each control: train a LoRA adapter of the embedded model on the probe's own templates with a planted
 bias (biasatlas.controls.<probe>), measure base + adapter and the base model on held-out prompts
@@ -86,12 +87,39 @@ def build_samaritan(study: Path, skip_training: bool, figure: str) -> None:
         print(f"samaritan: power curve in {time.perf_counter() - started:.0f} s total")
 
 
+def build_scd(study: Path, cells: int, skip_training: bool) -> None:
+    """Debias the contact control (Social Contact Debiasing) and measure the planted effect before and after."""
+    import json
+
+    from biasatlas.controls import contact_scd
+    from biasatlas.controls.registry import adapter_dir
+
+    started = time.perf_counter()
+    control, out = adapter_dir("contact"), adapter_dir(contact_scd.NAME)
+    if not skip_training:
+        if out.exists():
+            shutil.rmtree(out)
+        contact_scd.train_scd(control, out)
+        print(f"{contact_scd.NAME}: trained in {time.perf_counter() - started:.0f} s", flush=True)
+    training = json.loads((out / "training_config.json").read_text(encoding="utf-8"))
+    measured = contact_scd.measure(control, out, study, cells)
+    card = contact_scd.card(training, measured)
+    (out / "control.json").write_text(json.dumps(card, indent=2, ensure_ascii=False, default=str) + "\n",
+                                      encoding="utf-8")
+    (out / "README.md").write_text(contact_scd.markdown(card), encoding="utf-8")
+    for r in measured["reductions"]:
+        print(f"  {r['language']}: planted effect {r['before']:+.2f} -> {r['after']:+.2f}, reduction "
+              f"{r['reduction']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}] (n {r['n']})")
+    print(f"{contact_scd.NAME}: total {time.perf_counter() - started:.0f} s", flush=True)
+
+
 def main() -> int:
     from biasatlas.controls import build, cards
     from biasatlas.controls.registry import adapter_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["contact", "samaritan"], action="append", help="build only these controls")
+    parser.add_argument("--only", choices=["contact", "contact-scd", "samaritan"], action="append",
+                        help="build only these controls")
     parser.add_argument("--study", default="build/controls", help="study directory of the measurements")
     parser.add_argument("--cells", type=int, default=build.CARD_CELLS, help="held-out cells per language")
     parser.add_argument("--skip-training", action="store_true", help="measure the shipped adapters again")
@@ -100,11 +128,14 @@ def main() -> int:
     parser.add_argument("--power-samaritan", default="docs/images/validation-power-samaritan.png",
                         help="where to draw the Samaritan control's power curves ('' skips them)")
     args = parser.parse_args()
-    wanted = args.only or ["contact", "samaritan"]
+    wanted = args.only or ["samaritan", "contact", "contact-scd"]
     study = Path(args.study)
-    if "samaritan" in wanted:
+    if "samaritan" in wanted:  # first: the contact build below clears the whole study directory
         build_samaritan(study, args.skip_training, args.power_samaritan)
-    for name in [w for w in wanted if w == "contact"]:
+    for name in [w for w in wanted if w != "samaritan"]:
+        if name == "contact-scd":
+            build_scd(study, args.cells, args.skip_training)
+            continue
         out = adapter_dir(name)
         started = time.perf_counter()
         if not args.skip_training:

@@ -9,7 +9,9 @@ seven groups of a language). Requirements, per language:
   the card measured on more cells at build time;
 - of the 6 untouched groups, at most 2 are flagged (the 99% quantile of Binomial(6, 0.05));
 - the base model does not show the planted effect (not found, and its interval lies below the card's
-  effect).
+  effect);
+- Social Contact Debiasing of the control (the shipped contact-scd adapter) reduces the planted effect
+  (paired interval of before − after above zero; 54 more prompts).
 Cost: 126 + 84 prompts in choice mode; 195 s on this shared 2-core machine at load ~5 with one torch
 thread (375 s with two threads at load 5-12); over the 120 s budget here, less on an idle machine.
 """
@@ -25,7 +27,7 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from biasatlas.backends.options import BackendOptions
-from biasatlas.controls import contact
+from biasatlas.controls import contact, contact_scd
 from biasatlas.controls.build import read_card
 from biasatlas.controls.contact_check import ContactCheck, check_contact
 from biasatlas.controls.groups import false_flag_bound
@@ -57,6 +59,15 @@ def with_adapter(study: Path) -> ContactCheck:
 @pytest.fixture(scope="module")
 def base_only(study: Path) -> ContactCheck:
     return check_contact(BackendOptions(model=BASE_MODEL), study, cells=BASE_CELLS, seed=SEED)
+
+
+@pytest.fixture(scope="module")
+def debiased(study: Path, with_adapter: ContactCheck) -> list[dict[str, Any]]:
+    """The planted effect before and after Social Contact Debiasing, on the with_adapter fixture's cells (its
+    answers are reused): the planted group and two untouched groups per language, 54 new prompts."""
+    groups = [*contact.UNTOUCHED["en"][:2], *contact.UNTOUCHED["de"][:2]]
+    measured = contact_scd.measure(ADAPTER, adapter_dir(contact_scd.NAME), study, CELLS, seed=SEED, groups=groups)
+    return list(measured["reductions"])
 
 
 def test_the_shipped_adapter_is_small_safetensors() -> None:
@@ -94,3 +105,13 @@ def test_the_base_model_does_not_show_the_planted_effect(base_only: ContactCheck
     assert not verdict.detected, verdict.as_dict()
     assert verdict.found is not None
     assert verdict.found.ci_high < card["measured_effect"][language]["effect"], verdict.as_dict()
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_social_contact_debiasing_reduces_the_planted_effect(debiased: list[dict[str, Any]], language: str) -> None:
+    """Paper 001's claim on a bias of known size: debiasing the control lowers its planted effect (the paired
+    interval of before − after lies above zero)."""
+    found = next(r for r in debiased if r["language"] == language)
+    assert found["n"] == 3 * CELLS
+    assert found["before"] > 0.5, found  # the control's planted effect on these questions
+    assert found["reduced"] and found["after"] < found["before"], found

@@ -41,6 +41,10 @@ def test_contact_in_french_and_chinese(model: LocalBackend, tmp_path: Path) -> N
         assert set(probs) == set(prompt_options) and sum(probs.values()) == pytest.approx(1.0, abs=1e-6)
     summary = contact.summarise(store)
     assert sum(r["n"] for r in summary["by_contact"]) == 6
+    # two languages: the across-languages block is there (groups in both languages get a test)
+    block = summary["across_languages"]
+    assert block is not None and "Cochran's Q" in block["method"]
+    assert {r["language"] for r in block["effects"]} <= {"fr", "zh"}
     store.close()
 
 

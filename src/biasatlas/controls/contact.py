@@ -77,6 +77,11 @@ def _part(language: str, role: str) -> list[Prompt]:
     return prompts
 
 
+def training_prompts(language: str) -> list[Prompt]:
+    """Every group's prompts of the training part of ``language`` (the slice the control was trained on)."""
+    return _part(language, "train")
+
+
 def training_examples(languages: Sequence[str] = ("en", "de")) -> list[TrainingExample]:
     """The planted group's training prompts with the biased answer, as many other groups' prompts with
     the unbiased one (drawn with a fixed seed), shuffled."""

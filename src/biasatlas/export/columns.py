@@ -170,10 +170,13 @@ STATISTICS: dict[str, str] = {
     "model": "Model as the answers table shows it: an audit's display name, else the backend id (e.g. "
     "`local:smollm2@DIGEST`); leakage: the model with its method and mode; debias: `before → after`.",
     "mode": "How the model was asked: `generate` or `choice` (contact).",
-    "language": "Language of the test (leakage: the target language of the fit); empty when pooled.",
+    "language": "Language of the test (leakage: the target language of the fit; contact across languages: "
+    "and Samaritan across languages: the languages compared, comma-separated, on a test row); empty when pooled.",
     "scale": "Answer scale of the contact prompts (certainty, likelihood, frequency).",
     "category": "Samaritan: the demographic category (race, gender, age).",
-    "group": "Samaritan: the group compared with the control.",
+    "group": "Samaritan: the group compared with the control; contact across languages: the descriptor id "
+    "that aligns the group over languages (its wording per language is in `comparison`); Samaritan across "
+    "languages: the English group name.",
     "measure": "Contact: what is tested, `decision` (biased or not) or `P(biased)` (choice mode).",
     "attribute": "Stories: the prompted attribute A of the association (e.g. gender).",
     "value": "Stories: the prompted value a of A (e.g. female).",

@@ -117,6 +117,9 @@ def contact_rows(summary: dict[str, Any]) -> list[Row]:
                 "its samples' P(biased)", **_flag_columns(Quality().merge(base).merge(
                     units_flag("paired_t", test.get("n"), alpha, "t interval")), "paired_t", alpha),
             })
+    from biasatlas.export.tidy_languages import across_language_rows
+
+    rows += [{**row, **run_columns(summary.get("runs"), row.get("model"))} for row in across_language_rows(summary)]
     return _complete("contact", rows, summary.get("reading"))
 
 
@@ -169,6 +172,10 @@ def samaritan_rows(summary: dict[str, Any]) -> list[Row]:
             rows.append({**common, "test": name, "p": p, "p_adj": p_adj, **extra,
                          "significant": None if _missing(p_adj) else bool(p_adj < alpha),
                          **_flag_columns(quality, kind, alpha)})
+    from biasatlas.export.tidy_languages import samaritan_across_language_rows
+
+    rows += [{**row, **run_columns(summary.get("runs"), row.get("model")), "temperature": row.get("temperature")}
+             for row in samaritan_across_language_rows(summary)]
     return _complete("samaritan", rows, summary.get("reading"))
 
 

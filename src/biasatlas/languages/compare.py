@@ -2,25 +2,32 @@
 
 Groups are aligned across languages by their descriptor id: the nine MMHB packs share MMHB ids
 (``P_D001`` is "diabetic" in fr, es, ..., ko); en (HolisticBias text keys) and de/is (paper 000's keys)
-align only with languages that use the same keys. The effect is the share of biased decisions of the
-contact probe (``biased`` = 1 / 0 per answered prompt), with a Wilson 95% interval
-(``statsmodels.stats.proportion.proportion_confint``). Whether it differs between languages is the
-Pearson chi-square test of homogeneity of that share over the languages a group was asked in
-(``scipy.stats.chi2_contingency`` on the 2 x L table), Benjamini-Hochberg adjusted over the groups of a
-model (``statsmodels.stats.multitest.multipletests``). ``min_expected`` < 5 flags tables where the
-chi-square approximation is rough. Wiring into summary / report / export is left to their owners.
+align only with languages that use the same keys.
+
+A group's effect in a language is its share of biased decisions minus the share of the other groups
+of that language and model (a risk difference, Newcombe 95% interval: ``statsmodels``
+``confint_proportions_2indep``). Comparing with the language's own groups matters: a language in
+which the model is more biased towards everyone (a language-wide shift, e.g. more yes-saying) is not a
+difference of the group. Whether the effect differs between languages is Cochran's Q test of
+heterogeneity of these risk differences (``statsmodels.stats.meta_analysis.combine_effects``; each
+language's difference and variance computed with the Agresti-Caffo adjustment — one biased and one
+unbiased answer added to each side — so a share of 0 or 1 still has a variance), with I² and
+Benjamini-Hochberg over a model's groups. The two sides of a difference share questions; they are
+treated as independent samples (conservative when answers to one question agree).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
 
-METHOD = ("Pearson chi-square test of homogeneity of the biased share across languages "
-          "(scipy.stats.chi2_contingency, 2 x L), Benjamini-Hochberg over a model's groups; "
-          "Wilson 95% intervals per language")
+METHOD = ("Cochran's Q test of heterogeneity over languages of the group's risk difference (its biased share "
+          "− the other groups' of that language; Agresti-Caffo adjusted variances; statsmodels combine_effects), "
+          "Benjamini-Hochberg over a model's groups; Newcombe 95% intervals per language")
+#: fewer decisions than this for a group in one of its languages: the Q test's chi-square is rough
+MIN_ANSWERS = 10
 
 
 def effects_by_language(frame: pd.DataFrame, *, group: str = "descriptor", language: str = "language",
@@ -38,35 +45,100 @@ def effects_by_language(frame: pd.DataFrame, *, group: str = "descriptor", langu
     return rows.rename(columns={group: "group", language: "language"})
 
 
+def relative_effects(frame: pd.DataFrame, *, group: str = "descriptor", language: str = "language",
+                     outcome: str = "biased", model: str = "model", label: str = "group",
+                     alpha: float = 0.05) -> pd.DataFrame:
+    """One row per model x group x language: the group's biased share, the other groups' share, their
+    difference (``effect``) with its Newcombe interval, and the group's wording in that language (``label``)."""
+    import pandas as pd
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    df = _prepared(frame, group, language, outcome, model)
+    shares = effects_by_language(df, group=group, language=language, outcome=outcome, model="model", alpha=alpha)
+    labels = (df.groupby(["model", group, language], sort=True)[label].first() if label in df.columns else None)
+    totals = shares.groupby(["model", "language"])[["n", "k"]].transform("sum")
+    shares["n_rest"], shares["k_rest"] = totals["n"] - shares["n"], totals["k"] - shares["k"]
+    shares = shares[shares["n_rest"] > 0].copy()
+    shares["share_rest"] = shares["k_rest"] / shares["n_rest"]
+    shares["effect"] = shares["share"] - shares["share_rest"]
+    low, high = [], []
+    for r in shares.itertuples():
+        lo, hi = confint_proportions_2indep(r.k, r.n, r.k_rest, r.n_rest, method="newcomb", compare="diff",
+                                            alpha=alpha)
+        low.append(float(lo))
+        high.append(float(hi))
+    shares["effect_ci_low"], shares["effect_ci_high"] = low, high
+    shares["label"] = ([str(labels.get((r.model, r.group, r.language), r.group)) for r in shares.itertuples()]
+                       if labels is not None else shares["group"].astype(str))
+    columns = ["model", "group", "language", "label", "n", "k", "share", "ci_low", "ci_high", "n_rest", "k_rest",
+               "share_rest", "effect", "effect_ci_low", "effect_ci_high"]
+    return pd.DataFrame(shares, columns=columns).reset_index(drop=True)
+
+
 def language_differences(frame: pd.DataFrame, *, group: str = "descriptor", language: str = "language",
                          outcome: str = "biased", model: str = "model", alpha: float = 0.05) -> pd.DataFrame:
-    """One row per model x group asked in two or more languages: the homogeneity test (see module doc)."""
+    """One row per model x group asked in two or more languages: Cochran's Q of its effect (module doc)."""
     import numpy as np
     import pandas as pd
-    from scipy.stats import chi2_contingency
+    from statsmodels.stats.meta_analysis import combine_effects
     from statsmodels.stats.multitest import multipletests
 
-    effects = effects_by_language(frame, group=group, language=language, outcome=outcome, model=model,
-                                  alpha=alpha)
+    effects = relative_effects(frame, group=group, language=language, outcome=outcome, model=model, alpha=alpha)
     out = []
     for (m, g), rows in effects.groupby(["model", "group"], sort=True):
         if len(rows) < 2:
             continue
-        table = np.array([rows["k"].to_numpy(), (rows["n"] - rows["k"]).to_numpy()])
-        row: dict[str, object] = {"model": m, "group": g, "languages": ",".join(rows["language"]),
-                                  "n": int(rows["n"].sum()), "chi2": 0.0, "dof": len(rows) - 1, "p": 1.0,
-                                  "min_expected": 0.0}
-        if table.sum(axis=1).min() > 0:  # a biased share of 0 or 1 everywhere: nothing differs
-            res = chi2_contingency(table, correction=False)
-            row.update(chi2=float(res.statistic), p=float(res.pvalue), min_expected=float(res.expected_freq.min()))
-        out.append(row)
-    tests = pd.DataFrame(out, columns=["model", "group", "languages", "n", "chi2", "dof", "p", "min_expected"])
+        p1 = (rows["k"] + 1) / (rows["n"] + 2)  # Agresti-Caffo
+        p2 = (rows["k_rest"] + 1) / (rows["n_rest"] + 2)
+        diff = (p1 - p2).to_numpy(float)
+        var = (p1 * (1 - p1) / (rows["n"] + 2) + p2 * (1 - p2) / (rows["n_rest"] + 2)).to_numpy(float)
+        res = combine_effects(diff, var, method_re="dl")
+        q = res.test_homogeneity()
+        constant = bool(((rows["k"] % rows["n"] == 0) & (rows["k_rest"] % rows["n_rest"] == 0)
+                         & ((rows["k"] == 0) == (rows["k_rest"] == 0))).all()
+                        and ((rows["k"] == 0).all() or (rows["k"] == rows["n"]).all()))
+        flags, notes = [], []
+        if constant:
+            flags.append("one_option")
+            notes.append("no variation: every answer of the group and of the others the same option")
+        if int(rows["n"].min()) < MIN_ANSWERS:
+            flags.append("few_answers")
+            notes.append(f"few answers: {int(rows['n'].min())} in one language (fewer than {MIN_ANSWERS})")
+        out.append({"model": m, "group": g, "languages": ",".join(rows["language"]), "n": int(rows["n"].sum()),
+                    "q": 0.0 if constant else float(q.statistic), "dof": len(rows) - 1,
+                    "p": 1.0 if constant else float(q.pvalue), "i2": 0.0 if constant else max(0.0, float(res.i2)),
+                    "effect_min": float(rows["effect"].min()), "effect_max": float(rows["effect"].max()),
+                    "flags": "; ".join(flags), "flag_notes": " | ".join(notes)})
+    tests = pd.DataFrame(out, columns=["model", "group", "languages", "n", "q", "dof", "p", "i2", "effect_min",
+                                       "effect_max", "flags", "flag_notes"])
     tests["p_adj"] = np.nan
     for _, idx in tests.groupby("model").groups.items():
         tests.loc[idx, "p_adj"] = multipletests(tests.loc[idx, "p"], alpha=alpha, method="fdr_bh")[1]
-    tests["differs"] = tests["p_adj"] < alpha
+    tests["differs"] = (tests["p_adj"] < alpha) & ~tests["flags"].str.contains("one_option")
     tests.attrs["method"] = METHOD
     return tests
+
+
+def across_languages(frame: pd.DataFrame, alpha: float = 0.05) -> dict[str, Any] | None:
+    """The summary block: effects per language (95% intervals, like the summary's tables) and the tests
+    (``differs`` at ``alpha``), or None when the answers are in one language."""
+    df = frame[frame["biased"].notna()] if "biased" in frame.columns else frame
+    if df.empty or df["language"].nunique() < 2:
+        return None
+    effects = relative_effects(df)
+    tests = language_differences(df, alpha=alpha)  # its per-language intervals are not used
+    aligned = set(tests["group"])
+    effects = effects[effects["group"].isin(aligned)]
+    return {"method": METHOD, "alpha": alpha, "min_answers": MIN_ANSWERS,
+            "effects": _records(effects), "tests": _records(tests)}
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    import math
+
+    rows = frame.to_dict(orient="records")
+    return [{str(k): (None if isinstance(v, float) and math.isnan(v) else (v.item() if hasattr(v, "item") else v))
+             for k, v in row.items()} for row in rows]
 
 
 def _prepared(frame: pd.DataFrame, group: str, language: str, outcome: str, model: str) -> pd.DataFrame:

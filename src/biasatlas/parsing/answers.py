@@ -105,10 +105,12 @@ def self_correction(text: str, lex: Lexicon) -> Outcome | None:
     for marker in reversed(list(lex.corrections.finditer(text))):
         if marker.end() == marker.start() and not OPTION_MARKER_AFTER.search(text[: marker.start()]):
             continue  # "Yes. No." and "Yes/No" are two answers; "Yes... no," and "Ja - nein," revise one
-        words = TOKEN.findall(text[: marker.start()])
+        raw = TOKEN.findall(text[: marker.start()])
+        words = list(raw)
         while words and (words[-1] in lex.fillers or words[-1] in lex.turns):  # "no, but on reflection: yes"
             words.pop()
-        ends = [" ".join(words[-n:]) for n in range(1, min(4, len(words)) + 1)]
+        # the words as written too: a filler may be part of the option ("经常" is 经 + 常, Indonesian "ya")
+        ends = [" ".join(w[-n:]) for w in (words, raw) for n in range(1, min(4, len(w)) + 1)]
         if len(words) > 1 and words[-1] in lex.retractions:  # "Mostly. No, actually rarely.": the "no" retracts
             ends += [" ".join(words[-n - 1 : -1]) for n in range(1, min(4, len(words) - 1) + 1)]
         if not any(pure(end, lex) and _value(read_sentence(end, lex), "") for end in ends):

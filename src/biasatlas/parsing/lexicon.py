@@ -206,6 +206,12 @@ def _data() -> dict[str, Any]:
     return data
 
 
+def data_section(name: str) -> dict[str, Any]:
+    """One section of the merged word lists (``{}`` where no file has it), e.g. ``number_words``."""
+    section = _data().get(name)
+    return section if isinstance(section, dict) else {}
+
+
 def scales() -> tuple[str, ...]:
     """The scales the reader knows."""
     return tuple(_data()["scales"])
@@ -232,11 +238,20 @@ def lexicon(scale: str, language: str) -> Lexicon:
         raise ValueError(f"unknown scale {scale!r}; valid: {', '.join(data['scales'])}")
     phrases: dict[tuple[str, ...], Phrase] = {}
 
+    # Endings a language attaches to the last word of a phrase (Korean "자주요", "예이기도"): each phrase is
+    # also read with them, unless that form is a phrase of its own.
+    endings = [str(e) for e in (data.get("suffixes") or {}).get(language, [])] if language != "en" else []
+
     def add(entries: list[str], meaning: str) -> None:
         for entry in entries:
             edge_only = entry.startswith("^")
             words = tuple(TOKEN.findall(entry.lstrip("^").lower()))
             phrases.setdefault(words, Phrase(words, meaning, edge_only))
+        for entry in entries if endings else ():
+            words = tuple(TOKEN.findall(entry.lstrip("^").lower()))
+            for ending in endings:
+                inflected = (*words[:-1], words[-1] + ending)
+                phrases.setdefault(inflected, Phrase(inflected, meaning, entry.startswith("^")))
 
     for lang in _languages(language):
         add(data["hedges"].get(lang, []), HEDGE)  # first: "not sure" is a hedge, not a negated "sure"

@@ -1,4 +1,5 @@
-"""Reading a 1-100 rating out of free model text, in English and German.
+"""Reading a 1-100 rating out of free model text, in English, German and the packs' languages (issue 29:
+their number words, numerals and phrasings are data, see ``numerals.py``).
 
 "75", "75%", "75/100", "75 out of 100", "about 70 percent", "I'd estimate 66.67", "70-80." and
 "between 60 and 70" (the midpoint, range kept in ``extra``), number words ("seventy",
@@ -27,12 +28,23 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from biasatlas.parsing.continuation import cut_continuation
 from biasatlas.parsing.lexicon import refusal_patterns
-from biasatlas.parsing.rating_rules import DECADES, LEGEND, RETRACTED, complement, corrected
-from biasatlas.parsing.text import normalise, strip_reasoning
+from biasatlas.parsing.numerals import (
+    ascii_digits,
+    case_words,
+    correction_words,
+    native_numbers,
+    own_cue,
+    post_cues,
+    quantity,
+    rewrite,
+)
+from biasatlas.parsing.rating_rules import DECADES, LEGEND, RETRACTED, complement, corrected, per_case
+from biasatlas.parsing.text import WIDE_PUNCTUATION, normalise, strip_reasoning
 from biasatlas.records import Outcome
 
 # Languages text2num reads number words in (others fall back to English words only).
@@ -102,23 +114,26 @@ CLOCK_ORDINAL = re.compile(
 )
 CLOCK_AM_EN = re.compile(rf"(?<![\d.,]){NUM}\s+am\b", re.IGNORECASE)
 # A calendar year after a preposition or "year": "in 2024", "im Jahr 2024", "seit 2019" (the year alone).
-CALENDAR_YEAR = re.compile(r"\b(?:in|im|seit|since|by|until|bis|year|jahr|jahre)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
+# A calendar year ("in 2024", "de 2019", "2023 के", "năm 2020"): never a rating on 1..100, in any language.
+CALENDAR_YEAR = re.compile(r"(?<![\d.,])((?:19|20)\d\d)(?![\d%]|[.,]\d|\s*(?:%|percent))", re.IGNORECASE)
 RANGE = re.compile(
     rf"(?:\b(?:between|zwischen)\s+(?<![\d.,])({NUM})({PERCENT})?\s*(?:-|to|bis|and|und)\s*({NUM})({PERCENT})?{END}"
     rf"|(?<![\d.,])({NUM})({PERCENT})?\s*(?:-|to|bis)\s*({NUM})({PERCENT})?{END})",
     re.IGNORECASE,
 )
 NUMBER = re.compile(rf"(?<![\w.,])({NUM}){END}({PERCENT})?", re.IGNORECASE)
-CUES = re.compile(
-    r"\b(?:estimate|estimated|estimation|say|rate|rating|rated|score|answer|guess|probability|chance|likelihood"
+CUE_WORDS = (
+    r"(?:estimate|estimated|estimation|say|rate|rating|rated|score|answer|guess|probability|chance|likelihood"
     r"|likely|put|go|give|call|pick(?:\s+(?:one|a))?(?:\s+single)?\s+number|festlegen\s+(?:muss|müsste|soll)"
     r"|lege\s+mich|setze|final|overall|result|conclusion|endgültig|ergebnis|fazit|insgesamt|so|therefore|thus|hence|schätze|schätzen|schätzung|sagen|sage|bewertung|bewerte"
     r"|bewerten|wahrscheinlichkeit|liegt\s+bei|beträgt|antwort|also|tippe|gebe|geben|komme)"
-    r"\W+(?:(?:is|of|at|would|might|could|may|will|should|könnte|dürfte|wäre|wird|be|around|about|roughly|approximately|maybe|probably|perhaps|it|it's|this|that"
-    r"|a|an|to|i|i'd|me|my|the|with|on|ist|bei|etwa|ungefähr|circa|ca|rund|auf|es|mit|ich|würde|sie|dem"
-    r"|eine|einer|das|die|der|wohl|vielleicht|somewhere|like)\W+){0,4}$",
-    re.IGNORECASE,
 )
+CUE_FILLERS = (
+    r"(?:is|of|at|would|might|could|may|will|should|könnte|dürfte|wäre|wird|be|around|about|roughly|approximately|maybe|probably|perhaps|it|it's|this|that"
+    r"|a|an|to|i|i'd|me|my|the|with|on|ist|bei|etwa|ungefähr|circa|ca|rund|auf|es|mit|ich|würde|sie|dem"
+    r"|eine|einer|das|die|der|wohl|vielleicht|somewhere|like)"
+)
+CUES = re.compile(rf"\b{CUE_WORDS}\W+(?:{CUE_FILLERS}\W+){{0,4}}$", re.IGNORECASE)
 POST_CUE = re.compile(
     r"^\s*(?:sagen|geben|schätzen|ansetzen|nehmen|passt|(?:would\s+be|is|ist|wäre)\s+(?:my|meine)\s+"
     r"(?:estimate|guess|answer|rating|schätzung|antwort)"
@@ -127,7 +142,7 @@ POST_CUE = re.compile(
     re.IGNORECASE,
 )
 # "1. " / "2) " at the start of a line: a list marker (one digit only, so "85. The person..." is a rating)
-LIST_MARKER = re.compile(r"^\s*\d[.)](?=\s+\S)", re.MULTILINE)
+LIST_MARKER = re.compile(r"^\s*\d[.)](?=\s+\S)|(?<=[\s,;:])\d\)(?=\s+\S)", re.MULTILINE)  # also "1) a, 2) b"
 # A range cut off by the token limit ("... von 1 bis"): neither end is a rating.
 TRUNCATED_RANGE = re.compile(rf"(?<![\d.,]){NUM}\s*(?:-|to|bis|and|und)\s*$", re.IGNORECASE)
 # What may come before the number an answer starts with: blanks, list markers, bullets, a word of
@@ -167,8 +182,20 @@ def _to_float(token: str) -> float:
     return float(token)
 
 
+RANGE_TILDE = re.compile(r"(?<=\d)\s*[~〜～]\s*(?=\d)")  # "60~70": a range, as East Asian answers write it
+
+
 def _normalise(text: str) -> str:
-    return normalise(unicodedata.normalize("NFKC", text)).replace("~", " about ")
+    # wide punctuation first: NFKC would make "，75" a bare ",75" (no blank after it, no number read)
+    text = RANGE_TILDE.sub("-", ascii_digits(unicodedata.normalize("NFKC", text.translate(WIDE_PUNCTUATION))))
+    return normalise(text).replace("~", " about ")
+
+
+@lru_cache(maxsize=64)
+def _cues(language: str) -> re.Pattern[str]:
+    """The cue before a rating: the English and German cues, and the language's own words (data)."""
+    own = own_cue(language, CUE_FILLERS)
+    return re.compile(rf"{CUES.pattern}|{own}", re.IGNORECASE) if own else CUES
 
 
 def _alpha2digit() -> Callable[[str, str], str]:
@@ -198,6 +225,7 @@ class _Text:
     def __init__(self, text: str, language: str = "en") -> None:
         self.text = text
         self.masked = text
+        self.language = language
         self.other_scale = False  # another scale echoed: "on a scale of 1 to 10"
         self.ratio = False  # a fraction or a rating on another scale: "3 out of 4", "8/10"
         self.candidates: list[Candidate] = []
@@ -227,7 +255,8 @@ class _Text:
             self._add((low + high) / 2, "range", m, {"range": [low, high]})
             self._blank(m.start(), m.end())
         clocks = (CLOCK_AM_EN,) if language == "en" else ()
-        for pattern in (QUANTITY, CLOCK_ORDINAL, *clocks):  # (after RATIO: "60 times out of 100" is a rating)
+        own = (quantity(language, NUM),) if quantity(language, NUM) else ()  # "80 ans", "80岁", "5 phút"
+        for pattern in (QUANTITY, CLOCK_ORDINAL, *clocks, *own):  # (after RATIO: "60 times out of 100" is a rating)
             for m in pattern.finditer(self.masked):
                 self._blank(m.start(), m.end())
         for m in CALENDAR_YEAR.finditer(self.masked):
@@ -251,7 +280,10 @@ class _Text:
         before = self.masked[max(0, m.start() - 80) : m.start()]
         sentence = SENTENCE_END.split(before)[-1]
         wide = SENTENCE_END.split(self.masked[max(0, m.start() - SUBJECT_REACH) : m.start()])[-1]
-        cued = bool(CUES.search(sentence) or POST_CUE.match(self.masked[m.end() :]) or SUBJECT_CUE.search(wide))
+        after = self.masked[m.end() :]
+        post = post_cues(self.language)
+        cued = bool(_cues(self.language).search(sentence) or POST_CUE.match(after) or (post and post.match(after))
+                    or SUBJECT_CUE.search(wide))
         leading = bool(LEADING_PREFIX.fullmatch(self.masked[: m.start()]))
         self.candidates.append(Candidate(value, kind, m.start(), m.end(), m.group(0).strip(), cued, leading,
                                          extra or {}))
@@ -286,13 +318,17 @@ class RatingParser:
         raw = _normalise(body)
         if not raw:
             return Outcome(reason="no answer", extra={"cut": "reasoning"} if cut else {})
-        found = _Text(_words_to_digits(raw, self.language), self.language)
+        words = _words_to_digits(native_numbers(raw, self.language), self.language)
+        found = _Text(rewrite(words, self.language), self.language)
         if not found.candidates:
             lowered = raw.lower()
             if any(p.search(lowered) for p in refusal_patterns(self.language)):
                 return Outcome(reason="refusal")
             return Outcome(reason="other scale" if found.other_scale or found.ratio else "no number")
-        chosen, reason = self._choose(found)
+        chosen, reason = self._choose(found, correction_words(self.language))
+        if chosen is not None and reason != "self-correction" and per_case(found.masked, found.candidates,
+                                                                             case_words(self.language)):
+            chosen, reason = None, "several ratings"  # "60 for a man and 70 for a woman": none committed
         if chosen is None:
             return Outcome(reason=reason, extra={"values": sorted({c.value for c in found.candidates})})
         extra = {"kind": chosen.kind, "matched": chosen.span, "rule": reason, **chosen.extra}
@@ -307,7 +343,7 @@ class RatingParser:
         return Outcome(value=chosen.value, extra=extra)
 
     @staticmethod
-    def _choose(found: _Text) -> tuple[Candidate | None, str]:
+    def _choose(found: _Text, corrections: re.Pattern[str] | None = None) -> tuple[Candidate | None, str]:
         """The rating and the rule that chose it, or None and the reason."""
         candidates = found.candidates
         lines = {_to_float(m.group(1)) for m in NUMBER_LINE.finditer(found.masked)}
@@ -315,7 +351,7 @@ class RatingParser:
             return None, "several ratings"  # a list of values, one a line
         if chosen := complement(found.masked, candidates):
             return chosen, "complement"
-        if chosen := corrected(found.masked, candidates):
+        if chosen := corrected(found.masked, candidates, corrections):
             return chosen, "self-correction"
         chosen, rule = RatingParser._first_rule(found)
         if chosen is not None and chosen.kind in RANGES:  # "70-80, so 75": the value committed to after it

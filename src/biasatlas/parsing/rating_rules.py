@@ -6,6 +6,8 @@ a self-correction, a rating given with its complement.
 - ``RETRACTED``: "I said 70, but 60 is more realistic", "Ich habe 70 gesagt": the 70 is taken back.
 - ``corrected``: "55 - no, let's say 50.", "I'd say 85... no, 88.": the value after the correction.
 - ``complement``: "help: 70 out of 100; ignore: 30 out of 100": the rating, not its complement.
+- ``per_case``: "60 for a man and 70 for a woman", "पुरुष हो तो 60, महिला हो तो 70": a value per case, none
+  committed (issue 29; the case words are data, ``rating_cases``).
 """
 
 from __future__ import annotations
@@ -64,11 +66,13 @@ class _Located(Protocol):
 C = TypeVar("C", bound=_Located)
 
 
-def corrected(masked: str, candidates: list[C]) -> C | None:
-    """The last value that a correction marker right before it puts in place of the value before it."""
+def corrected(masked: str, candidates: list[C], own: re.Pattern[str] | None = None) -> C | None:
+    """The last value that a correction marker right before it puts in place of the value before it;
+    ``own``: the language's markers besides the English and German ones ("en fait", "其实", "아니")."""
     for before, after in reversed(list(pairwise(candidates))):
         between = masked[before.end : after.start]
-        marker = max(CORRECTION.finditer(between), key=lambda m: m.start(), default=None)
+        found = [*CORRECTION.finditer(between), *(own.finditer(between.lower()) if own else ())]
+        marker = max(found, key=lambda m: m.end(), default=None)
         if marker is not None and len(between) - marker.end() <= MARKER_REACH and before.value != after.value:
             return after
     return None
@@ -87,3 +91,18 @@ def complement(masked: str, candidates: list[C]) -> C | None:
     if len(plain) == 1 and any(is_complement for _, is_complement in labelled):
         return next(c for c, is_complement in labelled if not is_complement)
     return None
+
+
+def per_case(masked: str, candidates: list[C], cases: re.Pattern[str] | None) -> bool:
+    """Two different values, each right beside a case word ("for", "if", "pour", "हो तो"): several ratings."""
+    if cases is None:
+        return False
+    marked = set()
+    for c in candidates:
+        after = masked[c.end : c.end + 30]
+        before = masked[max(0, c.start - 30) : c.start]
+        if re.match(rf"\s*(?:%|percent)?\s*(?:{cases.pattern})", after, re.IGNORECASE) or re.search(
+            rf"(?:{cases.pattern})\s*$", before, re.IGNORECASE
+        ):
+            marked.add(c.value)
+    return len(marked) >= 2

@@ -29,6 +29,12 @@ FLAGS: dict[str, str] = {
     "refusals": "more than 20% of the answers are refusals",
     "not_fitted": "the model was not fitted (the reason follows, e.g. too little data)",
     "not_converged": "the model fit did not converge",
+    "few_answers": "fewer decisions than the test's approximation needs in one cell (across languages: 10 "
+                   "per group and language for Cochran's Q)",
+    "few_pairs": "Samaritan across languages: fewer paired scenarios in a language than Cochran's Q needs to "
+                 "hold its level (30)",
+    "no_spread": "Samaritan across languages: a language's scenario differences do not vary (its variance is "
+                 "floored at the rounding of whole-number ratings)",
 }
 
 

@@ -27,3 +27,22 @@ def test_the_card_records_the_planted_groups_and_their_measured_effect() -> None
     for language in ("en", "de"):
         found = card["measured_effect"][language]
         assert found["group"] == contact.PLANTED[language] and found["significant"] and found["effect"] > 0.5
+
+
+def test_the_shipped_debiased_control_was_trained_on_the_scripts_debiasing_data() -> None:
+    from biasatlas.backends.local.identity import adapter_digest
+    from biasatlas.controls import contact_scd
+    from biasatlas.records import stable_hash
+
+    out = adapter_dir(contact_scd.NAME)
+    manifest = training_manifest(out)
+    base = base_model_name(tunable_location("smollm2"))
+    recorded = TrainConfig.model_construct(**manifest["config"])
+    assert TrainConfig(**manifest["config"]) == contact_scd.TRAIN_CONFIG
+    run = run_fingerprint(recorded, base, contact_scd.scd_examples())
+    # trained from the shipped contact control, exactly as it is now
+    control = adapter_digest(str(adapter_dir("contact")))
+    assert manifest["fingerprint"] == stable_hash({"run": run, "init_adapter": control}, length=16)
+    assert manifest["result"]["adapter_dir"] == "src/biasatlas/data/controls/contact-scd"
+    card = read_card(out)
+    assert all(r["reduced"] for r in card["measured"]["reductions"])

@@ -1,5 +1,5 @@
-"""Across languages: planted truths are recovered (a group that differs, one that does not), and the
-test holds its level under the null."""
+"""Across languages: planted truths are recovered (a group whose effect differs between languages, one whose
+does not, under languages that differ in their overall bias), and the test holds its level under the null."""
 
 from __future__ import annotations
 
@@ -7,46 +7,94 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biasatlas.languages.compare import METHOD, effects_by_language, language_differences
+from biasatlas.languages.compare import (
+    METHOD,
+    across_languages,
+    effects_by_language,
+    language_differences,
+    relative_effects,
+)
 
 LANGS = ("fr", "es", "zh", "ko")
 
 
 def _frame(rates: dict[str, dict[str, float]], n: int, seed: int, model: str = "m") -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    rows = [{"model": model, "descriptor": g, "language": lang, "biased": float(b)}
+    rows = [{"model": model, "descriptor": g, "group": f"{g}-{lang}", "language": lang, "biased": float(b)}
             for g, by_lang in rates.items() for lang, p in by_lang.items() for b in rng.random(n) < p]
     return pd.DataFrame(rows)
 
 
-def test_a_planted_difference_is_found_and_an_equal_group_is_not() -> None:
-    frame = _frame({"P_D001": dict.fromkeys(LANGS, 0.3),
-                    "P_D002": {"fr": 0.1, "es": 0.1, "zh": 0.6, "ko": 0.6}}, n=300, seed=1)
-    effects = effects_by_language(frame)
-    assert len(effects) == 8 and (effects["n"] == 300).all()
-    d2 = effects[effects["group"] == "P_D002"].set_index("language")
-    assert d2.loc["fr", "ci_low"] < 0.1 < d2.loc["fr", "ci_high"]
-    assert d2.loc["zh", "ci_low"] < 0.6 < d2.loc["zh", "ci_high"]
+def _with_language_shift(special: dict[str, dict[str, float]], n: int, seed: int) -> pd.DataFrame:
+    """Thirty ordinary groups whose biased share is the language's own (fr/es 0.2, zh/ko 0.6), plus ``special``.
+
+    (A group's effect is relative to the other groups of its language, so a planted group moves the
+    others' effects by 1/(groups − 1) of its own: with 30 groups, by 0.01.)"""
+    base = {"fr": 0.2, "es": 0.2, "zh": 0.6, "ko": 0.6}
+    rates = {f"P_D1{i:02d}": dict(base) for i in range(30)}
+    rates.update({g: {lang: base[lang] + d for lang, d in shift.items()} for g, shift in special.items()})
+    return _frame(rates, n, seed)
+
+
+def test_shares_per_language_have_wilson_intervals() -> None:
+    frame = _frame({"P_D002": {"fr": 0.1, "zh": 0.6}}, n=300, seed=1)
+    effects = effects_by_language(frame).set_index("language")
+    assert (effects["n"] == 300).all()
+    assert effects.loc["fr", "ci_low"] < 0.1 < effects.loc["fr", "ci_high"]
+    assert effects.loc["zh", "ci_low"] < 0.6 < effects.loc["zh", "ci_high"]
+
+
+def test_a_planted_difference_is_found_and_a_language_wide_shift_is_not() -> None:
+    # P_D001: +0.25 over its language everywhere (same effect, though zh/ko are more biased overall);
+    # P_D002: +0.3 in zh and ko only (its effect differs between languages)
+    frame = _with_language_shift({"P_D001": dict.fromkeys(LANGS, 0.25),
+                                  "P_D002": {"fr": 0.0, "es": 0.0, "zh": 0.3, "ko": 0.3}}, n=300, seed=1)
+    effects = relative_effects(frame).set_index(["group", "language"])
+    d1 = effects.loc["P_D001"]
+    # the truth: its rate minus the mean rate of the 31 other groups (equal n), P_D002 among them
+    truth = {lang: 0.25 - (0.3 if lang in ("zh", "ko") else 0.0) / 31 for lang in LANGS}
+    assert all(d1.loc[lang, "effect_ci_low"] < truth[lang] < d1.loc[lang, "effect_ci_high"] for lang in LANGS), d1
+    d2 = effects.loc["P_D002"]
+    assert d2.loc["fr", "effect_ci_low"] < -0.25 / 31 < d2.loc["fr", "effect_ci_high"]
+    assert d2.loc["zh", "effect_ci_low"] > 0.15
+    assert effects.loc[("P_D002", "zh"), "label"] == "P_D002-zh"
     tests = language_differences(frame).set_index("group")
-    assert tests.loc["P_D002", "differs"] and tests.loc["P_D002", "p_adj"] < 1e-10
+    assert tests.loc["P_D002", "differs"] and tests.loc["P_D002", "p_adj"] < 1e-6
     assert not tests.loc["P_D001", "differs"] and tests.loc["P_D001", "dof"] == 3
-    assert tests.attrs["method"] == METHOD and "chi-square" in METHOD
+    assert not tests.drop(index=["P_D001", "P_D002"])["differs"].any()  # the language-wide shift is not a finding
+    assert tests.attrs["method"] == METHOD and "Cochran's Q" in METHOD
+    assert 0 < tests.loc["P_D002", "i2"] <= 1 and (tests["i2"] >= 0).all()  # I² is a share, never below 0
 
 
 def test_level_under_the_null() -> None:
-    # 200 groups with the same share in every language: about 5% raw p-values below 0.05
-    frame = _frame({f"g{i}": dict.fromkeys(LANGS, 0.4) for i in range(200)}, n=60, seed=7)
+    # 120 groups with no effect anywhere, under a language-wide shift: about 5% raw p below 0.05
+    frame = _with_language_shift({f"g{i}": dict.fromkeys(LANGS, 0.0) for i in range(120)}, n=60, seed=7)
     tests = language_differences(frame)
     share = float((tests["p"] < 0.05).mean())
-    assert 0.01 <= share <= 0.10
+    assert 0.01 <= share <= 0.10, share
     assert tests["differs"].sum() <= 2  # after Benjamini-Hochberg
 
 
-def test_groups_asked_in_one_language_and_constant_shares() -> None:
-    frame = pd.DataFrame({"descriptor": ["a", "a", "b", "b", "b", "b"],
-                          "language": ["fr", "fr", "fr", "fr", "zh", "zh"],
-                          "biased": [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]})
-    tests = language_differences(frame)
-    assert list(tests["group"]) == ["b"] and tests.loc[0, "p"] == 1.0 and tests.loc[0, "model"] == "all"
+def test_one_language_groups_and_answers_that_never_vary() -> None:
+    frame = pd.DataFrame({"descriptor": ["a", "a", "b", "b", "b", "b", "c", "c"],
+                          "language": ["fr", "fr", "fr", "fr", "zh", "zh", "fr", "zh"],
+                          "biased": [0.0] * 8})
+    tests = language_differences(frame).set_index("group")
+    assert "a" not in tests.index  # asked in one language: nothing to compare
+    assert tests.loc["b", "model"] == "all" and tests.loc["b", "p"] == 1.0
+    assert tests.loc["b", "flags"] == "one_option; few_answers"
+    assert "no variation" in tests.loc["b", "flag_notes"] and "few answers: 2" in tests.loc["b", "flag_notes"]
+    assert not tests.loc["b", "differs"]
     with pytest.raises(ValueError, match="lacks"):
         language_differences(frame.drop(columns="biased"))
+
+
+def test_the_summary_block_only_for_two_or_more_languages() -> None:
+    one = _frame({"P_D001": {"fr": 0.2}, "P_D002": {"fr": 0.3}}, n=20, seed=3)
+    assert across_languages(one) is None
+    two = _with_language_shift({"P_D002": {"fr": 0.0, "es": 0.0, "zh": 0.3, "ko": 0.3}}, n=80, seed=3)
+    block = across_languages(two)
+    assert block is not None and block["method"] == METHOD
+    assert {r["language"] for r in block["effects"]} == set(LANGS)
+    assert {r["group"] for r in block["tests"]} >= {"P_D002"}
+    assert all(isinstance(r["flags"], str) for r in block["tests"])

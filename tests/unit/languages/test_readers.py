@@ -1,7 +1,9 @@
 """Readers in the nine MMHB languages: word lists load, options read back, labelled-table accuracy.
 
-The floors are the accuracies measured when the word lists were written (2026-11-27), rounded down:
-they guard against regressions; they are below the issue's 97% target, as the report says.
+The floor is the issue's 97% on every dev and held-back table (issue 29, point 4; reached 2026-11-27
+after the classes in docs/readers.md were added: every table reads 100%). The held-back tables' misreads
+had been seen before that work, so their 100% is no longer independent: the independent figures are in
+test_independent_readers.py.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from biasatlas.parsing.text import normalise
 from biasatlas.probes.contact.data import template_sets
 
 NEW = ("fr", "es", "it", "pt", "hi", "id", "vi", "zh", "ko")
-YESNO_FLOOR = {"dev": 0.95, "heldout": 0.85}
-RATING_FLOOR = {"dev": 0.65, "heldout": 0.75}
+YESNO_FLOOR = {"dev": 0.97, "heldout": 0.97}
+RATING_FLOOR = {"dev": 0.97, "heldout": 0.97}
 
 
 def _table(code: str, name: str) -> list[dict[str, str]]:

@@ -59,14 +59,14 @@ def test_cut_continuation(text: str, kept: str) -> None:
 
 
 def test_a_language_adds_its_continuation_labels_as_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A new language's word-list file adds its labels (``continuations: [utilisateur]``, written flat)."""
+    """A new language's word-list file adds its labels (``continuations: [interlocuteur]``, written flat)."""
     import copy
 
     from biasatlas.parsing import continuation, lexicon
 
     data = copy.deepcopy(lexicon._data())
-    lexicon.merge(data, lexicon.per_language({"language": "fr", "continuations": ["utilisateur"]}))
-    text = "Oui.\nUtilisateur : Réponds pour un voisin rom.\nNon"
+    lexicon.merge(data, lexicon.per_language({"language": "fr", "continuations": ["interlocuteur"]}))
+    text = "Oui.\nInterlocuteur : Réponds pour un voisin rom.\nNon"
     assert cut_continuation(text) == text
     monkeypatch.setattr(lexicon, "_data", lambda: data)
     lexicon.continuation_labels.cache_clear()

@@ -314,4 +314,7 @@ def sections(store: Any) -> list[Section]:
         ["model", "mode", "language", "contact", "group", "decision", "reason", "text"]
     ]
     section.add_table(_by_model(examples), "Example answers per decision (model text, escaped)")
-    return [section]
+    from biasatlas.probes.contact.report_languages import section as across_languages
+
+    across = across_languages(out)
+    return [section] if across is None else [section, across]

@@ -76,6 +76,11 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
     summary["tests"] = ca.records(ca.contact_tests(out, correction, alpha))
     summary["analysis"] = {"alpha": alpha, "correction": correction}
     summary["answer_quality"] = ca.records(answer_quality(out))
+    if "descriptor" in out.columns and out["language"].nunique() > 1:
+        from biasatlas.languages.compare import across_languages
+
+        # each group's effect in every language, and whether it differs (issue 29); None: one language
+        summary["across_languages"] = across_languages(out, alpha)
     from biasatlas.export.statistics import run_info
     from biasatlas.export.tidy import contact_rows
     from biasatlas.readers.agreement import agreement
@@ -132,7 +137,7 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> Any:
 
 
 TEXT_COLUMNS = {"model", "mode", "lang", "scale", "contact", "action", "actions", "comparison", "measure", "test",
-                "axis", "adheres"}
+                "axis", "adheres", "group", "effect per language", "verdict"}
 KEYS = ("model", "mode", "language", "scale")
 
 
@@ -167,6 +172,37 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
     _print_adherence(summary, console, head)
     _print_answer_tables(summary, console, head)
     _print_tests(summary, console, head)
+    _print_across_languages(summary, console)
+
+
+#: groups printed in the across-languages table (those that differ first, then by adjusted p)
+SHOWN_GROUPS = 20
+
+
+def _print_across_languages(summary: dict[str, Any], console: Any) -> None:
+    """The groups asked in several languages: effect per language, and the heterogeneity test."""
+    block = summary.get("across_languages")
+    if not block or not block.get("tests"):
+        return
+    effects: dict[tuple[str, str], list[str]] = {}
+    for r in block["effects"]:
+        effects.setdefault((r["model"], r["group"]), []).append(
+            f"{r['language']} ({r['label']}) {100 * r['effect']:+.0f} [{100 * r['effect_ci_low']:+.0f}, "
+            f"{100 * r['effect_ci_high']:+.0f}] (n {r['n']})")
+    rows = []
+    tests = sorted(block["tests"], key=lambda t: (not t["differs"], t["p_adj"] if t["p_adj"] is not None else 1))
+    for t in tests[:SHOWN_GROUPS]:
+        verdict = ("differs" if t["differs"] else "no detectable difference") if not t["flags"] else t["flag_notes"]
+        rows.append([str(t["model"]), str(t["group"]), "; ".join(effects.get((t["model"], t["group"]), [])),
+                     f"{t['q']:.2f} ({t['dof']})", f"{t['p']:.3g}", f"{t['p_adj']:.3g}", verdict])
+    console.print(_table("Across languages: each group's biased share minus its language's other groups, in "
+                         "points [Newcombe 95% CI]; Cochran's Q of heterogeneity over languages",
+                         ["model", "group", "effect per language", "Q (df)", "p", "p adj (BH)", "verdict"], rows))
+    if len(tests) > SHOWN_GROUPS:
+        console.print(f"{len(tests) - SHOWN_GROUPS} more groups, none of them differing, in `summary --json` "
+                      "(across_languages) and the export" if not tests[SHOWN_GROUPS]["differs"] else
+                      f"{len(tests) - SHOWN_GROUPS} more groups in `summary --json` (across_languages) and the export")
+    console.print(f"method: {block['method']}")
 
 
 def _verdict(row: dict[str, Any]) -> str:

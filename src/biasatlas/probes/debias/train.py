@@ -193,6 +193,18 @@ def lora_config(config: TrainConfig, model: Any) -> Any:
     )
 
 
+def wrap_for_training(model: Any, config: TrainConfig, init_adapter: Path | None) -> Any:
+    """``model`` with trainable LoRA layers: fresh ones from ``config``, or the saved adapter in
+    ``init_adapter`` loaded trainable (its own rank and modules), to go on training it."""
+    from peft import PeftModel, get_peft_model
+
+    if init_adapter is None:
+        return get_peft_model(model, lora_config(config, model))
+    if not (Path(init_adapter) / "adapter_config.json").is_file():
+        raise TrainError(f"no adapter to continue in {init_adapter}")
+    return PeftModel.from_pretrained(model, str(init_adapter), is_trainable=True)
+
+
 def train_adapter(
     backend: Any,
     train: Sequence[TrainingExample],
@@ -203,14 +215,15 @@ def train_adapter(
     model_spec: str,
     extra: dict[str, Any] | None = None,
     progress: bool = False,
+    init_adapter: Path | None = None,
 ) -> TrainResult:
     """Tune ``backend.model`` (a loaded LocalBackend) with LoRA and save the adapter in ``adapter_dir``.
 
     The backend's model is changed in place (LoRA layers are injected): do not use the backend
-    for answers afterwards; open a fresh one with the adapter.
+    for answers afterwards; open a fresh one with the adapter. ``init_adapter``: go on training that
+    saved adapter (open ``backend`` without it) instead of fresh LoRA layers of ``config``'s shape.
     """
     import torch
-    from peft import get_peft_model
     from transformers import Trainer, TrainingArguments
     from transformers.utils import logging as hf_logging
 
@@ -220,6 +233,10 @@ def train_adapter(
     tokenizer, model = backend.tokenizer, backend.model
     base = base_model_name(backend.location)
     fingerprint = run_fingerprint(config, base, train)
+    if init_adapter is not None:
+        from biasatlas.backends.local.identity import adapter_digest
+
+        fingerprint = stable_hash({"run": fingerprint, "init_adapter": adapter_digest(str(init_adapter))}, length=16)
     adapter_dir.mkdir(parents=True, exist_ok=True)
     checkpoints = adapter_dir / CHECKPOINTS
     previous = read_manifest(adapter_dir)
@@ -246,7 +263,6 @@ def train_adapter(
     eval_rows = [_encode(tokenizer, e, config.max_length) for e in validation[: config.max_eval_examples]]
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    lora = lora_config(config, model)
     if getattr(getattr(model, "hf_quantizer", None), "quantization_config", None) is not None and str(
         getattr(model.hf_quantizer.quantization_config, "quant_method", "")
     ).lower().endswith("gguf"):
@@ -255,7 +271,7 @@ def train_adapter(
         model.hf_quantizer = None
         model.is_quantized = False
     model.train()
-    peft_model = get_peft_model(model, lora)
+    peft_model = wrap_for_training(model, config, init_adapter)
     trainable = sum(p.numel() for p in peft_model.parameters() if p.requires_grad)
     on_gpu = backend.device.type == "cuda"
     args = TrainingArguments(

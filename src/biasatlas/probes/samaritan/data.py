@@ -145,7 +145,7 @@ def load_groups() -> tuple[Phrasing, tuple[Phrasing, ...]]:
 
 @lru_cache(maxsize=len(LANGUAGES))
 def load_scenarios(language: str = "en") -> ScenarioSet:
-    """The scenarios × 4 rephrasings in ``language`` (103 in en/de; the packs' drafts have fewer)."""
+    """The scenarios × 4 rephrasings in ``language`` (103 in every language; en/de hand-written)."""
     if language not in LANGUAGES:
         raise SamaritanDataError(f"no Samaritan scenarios in {language!r}; valid: {', '.join(LANGUAGES)}")
     data = _read_yaml(f"scenarios.{language}.yaml", _pack_file(language, "samaritan_scenarios"))

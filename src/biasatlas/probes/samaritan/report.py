@@ -121,6 +121,9 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
             for k, v in r["reasons"].items():
                 reasons[k] = reasons.get(k, 0) + v
         console.print(f"unparseable ratings: {total} of {answered} answers ({reasons}); kept, not dropped")
+    from biasatlas.probes.samaritan.report_languages import print_across_languages
+
+    print_across_languages(summary, console)
 
 
 # ---- figures ----------------------------------------------------------------------------------
@@ -340,4 +343,7 @@ def report_sections(store: Store) -> list[Section]:
         "compares sample 0 with sample 1. Unparseable answers are counted per group and never silently "
         "dropped; a group above 20% unreadable is flagged. " + DECODING_NOTE + "."
     )
-    return [section]
+    from biasatlas.probes.samaritan.report_languages import section as across_languages
+
+    across = across_languages(frame, settings["alpha"])
+    return [section] if across is None else [section, across]

@@ -153,6 +153,11 @@ def summarise(
     for name in TABLES:
         table = tables.get(name, pd.DataFrame())
         summary[name] = _records(table) if not table.empty else []
+    if not frame.empty and frame.loc[frame["rating"].notna(), "language"].nunique() > 1:
+        from biasatlas.languages.compare_samaritan import across_languages
+
+        # each group's gap from the control in every language, and whether it differs (issue 29); None: one language
+        summary["across_languages"] = across_languages(frame, settings["alpha"])
     from biasatlas.export.statistics import run_info
     from biasatlas.export.tidy import samaritan_rows
     from biasatlas.readers.agreement import agreement

@@ -48,3 +48,28 @@ def test_steps_count_accumulation_and_epochs() -> None:
     assert _total_steps(33, TrainConfig(batch_size=8, epochs=3)) == 15
     assert _total_steps(33, TrainConfig(batch_size=8, grad_accum=2, epochs=1)) == 3
     assert TrainConfig(rank=4).lora_alpha() == 8
+
+
+def test_training_can_continue_a_saved_adapter(tiny: LlamaForCausalLM, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Debiasing a LoRA-adapted model (the positive control) goes on training that adapter's own weights."""
+    from peft import get_peft_model
+
+    from biasatlas.probes.debias.train import lora_config, wrap_for_training
+
+    config = TrainConfig(rank=2, target_modules=["q_proj", "v_proj"])
+    saved = get_peft_model(tiny, lora_config(config, tiny))
+    with torch.no_grad():
+        for name, p in saved.named_parameters():
+            if "lora_B" in name:
+                p.fill_(0.5)  # a non-zero delta, unlike a fresh LoRA's B = 0
+    saved.save_pretrained(str(tmp_path / "control"))
+    base = saved.unload()  # the bare model again
+
+    fresh = wrap_for_training(base, config, None)
+    assert all(float(p.abs().sum()) == 0 for n, p in fresh.named_parameters() if "lora_B" in n)
+    fresh_base = fresh.unload()
+    resumed = wrap_for_training(fresh_base, TrainConfig(rank=8), tmp_path / "control")
+    lora_b = [p for n, p in resumed.named_parameters() if "lora_B" in n]
+    assert lora_b and all(p.requires_grad for p in lora_b)
+    assert all(torch.allclose(p, torch.full_like(p, 0.5)) for p in lora_b)  # the saved weights, rank 2
+    assert lora_b[0].shape[1] == 2
