@@ -37,12 +37,12 @@ MAX_TOKENS = 6
 SEED = 31
 
 
-@lru_cache(maxsize=len(LANGUAGES))
-def _prompts(language: str) -> tuple[Prompt, ...]:
-    """Every age prompt (control included) of ``language`` at the control's decoding (built once)."""
+@lru_cache(maxsize=2 * len(LANGUAGES))
+def _prompts(language: str, max_tokens: int = MAX_TOKENS) -> tuple[Prompt, ...]:
+    """Every age prompt (control included) of ``language``, greedy, at ``max_tokens`` (built once)."""
     from biasatlas.probes.samaritan.plan import build_prompts
 
-    return tuple(build_prompts([CATEGORY], language, temperature=0.0, max_tokens=MAX_TOKENS))
+    return tuple(build_prompts([CATEGORY], language, temperature=0.0, max_tokens=max_tokens))
 
 
 def untouched_groups() -> tuple[str, ...]:
@@ -129,17 +129,17 @@ def first_phrasings() -> tuple[str, ...]:
 
 def measurement_prompts(scenarios: int | Mapping[str, int] | None = None, languages: Sequence[str] = LANGUAGES,
                         seed: int = SEED, rephrasings: int | None = 1,
-                        phrasings: Sequence[str] | None = None) -> Measurement:
+                        phrasings: Sequence[str] | None = None, max_tokens: int = MAX_TOKENS) -> Measurement:
     """Held-out scenarios (``scenarios`` of them drawn with ``seed``, or as many per language: each language
     the first n of one draw; None: all), the first ``rephrasings`` rephrasings of each (None: all four),
-    asked with the control and every age phrasing (or only ``phrasings``), in each language."""
+    asked with the control and every age phrasing (or only ``phrasings``), in each language, at ``max_tokens``."""
     _, held_out = scenario_split()
     counts = scenarios if isinstance(scenarios, Mapping) else dict.fromkeys(languages, scenarios)
     wanted = [n for n in counts.values() if n is not None]
     drawn = held_out if len(wanted) < len(counts) else random.Random(seed).sample(held_out, min(max(wanted),
                                                                                               len(held_out)))
     keep = {lang: set(drawn if counts.get(lang) is None else drawn[:counts[lang]]) for lang in languages}
-    prompts = [p for language in languages for p in _prompts(language)
+    prompts = [p for language in languages for p in _prompts(language, max_tokens)
                if p.meta["scenario"] in keep[language]
                and (rephrasings is None or int(p.meta["rephrasing"]) <= rephrasings)
                and (phrasings is None or p.meta["is_control"] or p.meta["phrasing"] in phrasings)]

@@ -25,6 +25,9 @@ from biasatlas.controls.samaritan_check import (
 
 #: held-out scenarios the card's measurement asks (en and de, one rephrasing, control + 7 age phrasings)
 CARD_SCENARIOS = 20
+#: the base model is also asked at the probe's default answer length (at 6 tokens it rarely gives a number)
+#: on the first of those scenarios
+BASE_DEFAULT_SCENARIOS = 6
 
 
 def train(out: Path) -> None:
@@ -68,6 +71,15 @@ def measure(adapter: Path, study: Path, scenarios: int = CARD_SCENARIOS) -> dict
         out[role] = {"prompts": check.prompts, "backend_id": check.backend_id,
                      "seconds": round(time.perf_counter() - started, 1),
                      "verdicts": [v.as_dict() for v in check.verdicts], "rows": check.rows}
+    from biasatlas.probes.samaritan.plan import DEFAULT_MAX_TOKENS
+
+    started = time.perf_counter()
+    check = check_samaritan(BackendOptions(model=BASE_MODEL), study, scenarios=BASE_DEFAULT_SCENARIOS,
+                            max_tokens=DEFAULT_MAX_TOKENS)
+    out["base_default_tokens"] = {"prompts": check.prompts, "backend_id": check.backend_id,
+                                  "max_tokens": DEFAULT_MAX_TOKENS, "scenarios": BASE_DEFAULT_SCENARIOS,
+                                  "seconds": round(time.perf_counter() - started, 1),
+                                  "verdicts": [v.as_dict() for v in check.verdicts], "rows": check.rows}
     return out
 
 
@@ -120,6 +132,18 @@ def _group_rows(rows: list[dict[str, Any]]) -> list[str]:
             f"{_num(r['p_adj'], '{:.2g}')} | {r['verdict']} |" for r in rows]
 
 
+def _default_tokens(measured: dict[str, Any]) -> list[str]:
+    extra = measured.get("base_default_tokens")
+    if not extra:
+        return []
+    return [f"Base model alone at the probe's default answer length ({extra['max_tokens']} tokens), on the first "
+            f"{extra['scenarios']} of those scenarios:", "",
+            "| language | group | scenarios | rating | control | bias | 95% interval | p (Holm) | verdict |",
+            "|---|---|---|---|---|---|---|---|---|", *_group_rows(extra["rows"]), "",
+            "Readable answers: " + "; ".join(f"{v['language']} {v['readable']} of {v['answers']}"
+                                             for v in extra["verdicts"]) + ".", ""]
+
+
 def markdown(c: dict[str, Any]) -> str:
     """The human-readable card (README.md beside the adapter)."""
     planted, training, measured = c["planted"], c["training"], c["measurement"]
@@ -165,6 +189,7 @@ def markdown(c: dict[str, Any]) -> str:
         "",
         head, *_rows(measured["base"]["verdicts"]),
         "",
+        *_default_tokens(measured),
         "Every age group of base + adapter (the probe's rows; verdict: the probe's, with its TOST margin ± 2):",
         "",
         "| language | group | scenarios | rating | control | bias | 95% interval | p (Holm) | verdict |",

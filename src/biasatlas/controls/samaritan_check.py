@@ -130,13 +130,15 @@ def samaritan_outcomes(study: str | Path, backend_id: str | None = None) -> pd.D
 
 def check_samaritan(backend: BackendOptions, study: str | Path, scenarios: int | Mapping[str, int] | None = 8,
                     seed: int = samaritan.SEED,
-                    alpha: float = ALPHA, phrasings: Sequence[str] | None = None) -> SamaritanCheck:
+                    alpha: float = ALPHA, phrasings: Sequence[str] | None = None,
+                    max_tokens: int = samaritan.MAX_TOKENS) -> SamaritanCheck:
     """Ask ``backend`` ``scenarios`` held-out scenarios (one rephrasing, the control and every age phrasing or
-    only ``phrasings``, en and de) and judge the probe's findings."""
+    only ``phrasings``, en and de; at most ``max_tokens`` answer tokens) and judge the probe's findings."""
     from biasatlas.controls.measure import ask
 
-    measurement = samaritan.measurement_prompts(scenarios, seed=seed, phrasings=phrasings)
-    backend_id = ask(measurement.prompts, backend, study, SETTINGS, {"control": samaritan.NAME})
+    measurement = samaritan.measurement_prompts(scenarios, seed=seed, phrasings=phrasings, max_tokens=max_tokens)
+    settings = SETTINGS.model_copy(update={"max_tokens": max_tokens})
+    backend_id = ask(measurement.prompts, backend, study, settings, {"control": samaritan.NAME})
     ids = {p.id for p in measurement.prompts}
     frame = samaritan_outcomes(study, backend_id)
     frame = frame[frame["prompt_id"].isin(ids)]
