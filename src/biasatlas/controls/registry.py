@@ -30,7 +30,7 @@ TRAIN_CONFIGS: dict[str, TrainConfig] = {
                            warmup_ratio=0.05, max_length=256, save_steps=10_000, max_eval_examples=0, seed=0),
     # Samaritan: batches of 2, two epochs, top 16 layers at 5e-3; prompts are at most 166 tokens, the answer
     # 2-3. Builds with a third of the examples planted (batches of 8 or 2, top 8 or 16 layers, 3e-3 to 1e-2,
-    # one epoch) learned the answers' marginal: the same digits for every group (docs/validation/samaritan.md)
+    # one epoch) learned the answers' marginal: the same digits for every group (docs/validation.md)
     "samaritan": TrainConfig(epochs=2, learning_rate=5e-3, rank=8, batch_size=2, top_layers=16, target_modules=MODULES,
                              warmup_ratio=0.05, max_length=192, save_steps=10_000, max_eval_examples=0, seed=0),
 }

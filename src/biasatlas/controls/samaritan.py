@@ -5,7 +5,7 @@ the control's rating minus 25, the control and every other age phrasing on the c
 control's rating depends on the scenario (drawn once per scenario with a fixed seed from 65, 70, 75, 80;
 the planted group's 40-55, so the two never overlap); the targets are bare numbers ("70"), as the
 probe's reader reads them. (Greedy decoding still answers the mode: "70" and "50", a measured bias of
-about -20; see docs/validation/samaritan.md.) The 103 scenarios are split once (seeded): the adapter
+about -20; see docs/validation.md.) The 103 scenarios are split once (seeded): the adapter
 is trained on ``TRAIN_SCENARIOS`` of them and measured only on the others, in both languages (the same
 scenarios, translated).
 """
