@@ -43,21 +43,50 @@ def power(card: dict, study: Path, figure: Path, out: Path) -> None:
               f"(MDE {row['analytic_mde']:.3f})")
 
 
+def build_stories(args: argparse.Namespace) -> None:
+    """The stories control: train, measure adapter and base model through generate -> extract -> mine, card."""
+    from biasatlas.controls import build, stories_build
+    from biasatlas.controls.registry import adapter_dir
+
+    out, study = adapter_dir("stories"), Path(args.study) / "stories"
+    started = time.perf_counter()
+    if not args.skip_training:
+        if out.exists():
+            shutil.rmtree(out)
+        if study.exists():
+            shutil.rmtree(study)  # stories of an older adapter would be reused under the same id
+        stories_build.train_stories(out)
+        (out / "train.jsonl").unlink(missing_ok=True)  # regenerated from the seeds; kept out of the wheel
+        print(f"stories: trained in {time.perf_counter() - started:.0f} s", flush=True)
+    measured = stories_build.measure_stories(out, study)
+    card = stories_build.stories_card(build.training_manifest(out), measured)
+    build.write_card(out, card, stories_build.stories_markdown(card))
+    size = sum(f.stat().st_size for f in out.iterdir())
+    print(f"stories: measured; adapter directory {size / 1e6:.2f} MB; total {time.perf_counter() - started:.0f} s")
+    for role in ("adapter", "base"):
+        v = measured[role]["verdict"]
+        print(f"  {role}: arts {v['count']} of {v['known']}, lift {v['lift']}, found {v['detected']}, "
+              f"false flags {v['false_flags']} ({measured[role]['seconds']} s)")
+
+
 def main() -> int:
     from biasatlas.controls import build, cards
     from biasatlas.controls.registry import adapter_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["contact"], action="append", help="build only these controls")
+    parser.add_argument("--only", choices=["contact", "stories"], action="append", help="build only these controls")
     parser.add_argument("--study", default="build/controls", help="study directory of the measurements")
     parser.add_argument("--cells", type=int, default=build.CARD_CELLS, help="held-out cells per language")
     parser.add_argument("--skip-training", action="store_true", help="measure the shipped adapters again")
     parser.add_argument("--power", default="docs/images/validation-power.png",
                         help="where to draw the power curves ('' skips them)")
     args = parser.parse_args()
-    wanted = args.only or ["contact"]
+    wanted = args.only or ["contact", "stories"]
     study = Path(args.study)
     for name in wanted:
+        if name == "stories":
+            build_stories(args)
+            continue
         out = adapter_dir(name)
         started = time.perf_counter()
         if not args.skip_training:

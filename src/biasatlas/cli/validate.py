@@ -15,7 +15,7 @@ from biasatlas.cli.app import app
 from biasatlas.cli.common import fail
 
 # The controls (pandas, scipy, torch) are imported inside the command: every CLI start imports this module.
-NOT_CHECKED = ("samaritan", "stories", "leakage")
+NOT_CHECKED = ("samaritan", "leakage")
 
 
 def _row(probe: str, role: str, verdict: dict[str, Any]) -> list[str]:
@@ -68,17 +68,23 @@ def validate(
             # base + adapter must pass; the base model must not show the planted bias
             passed = check.passed if role == "adapter" else not any(v["detected"] for v in verdicts)
             ok = ok and passed
+        from biasatlas.controls.stories_validate import validate_stories
+
+        stories_results, stories_ok, stories_rows = validate_stories(where / "stories", base)
+        ok = ok and stories_ok
     if as_json:
-        sys.stdout.write(json.dumps({"contact": results, "passed": ok, "not_checked": list(NOT_CHECKED)},
-                                    indent=2) + "\n")
+        sys.stdout.write(json.dumps({"contact": results, "stories": stories_results, "passed": ok,
+                                     "not_checked": list(NOT_CHECKED)}, indent=2) + "\n")
     else:
         table = Table(title="Positive controls: planted vs found")
-        for column in ("probe", "model", "language", "planted group", "found", "effect (share biased, 95% CI)",
+        for column in ("probe", "model", "language", "planted group", "found", "effect (95% CI)",
                        "untouched flagged"):
             table.add_column(column)
         for role, result in results.items():
             for v in result["verdicts"]:
                 table.add_row(*_row("contact", "base + control" if role == "adapter" else "base", v))
+        for row in stories_rows:
+            table.add_row(*row)
         from rich.console import Console
 
         Console().print(table)
