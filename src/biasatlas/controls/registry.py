@@ -28,7 +28,8 @@ MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 TRAIN_CONFIGS: dict[str, TrainConfig] = {
     "contact": TrainConfig(epochs=1, learning_rate=3e-3, rank=8, batch_size=4, top_layers=8, target_modules=MODULES,
                            warmup_ratio=0.05, max_length=256, save_steps=10_000, max_eval_examples=0, seed=0),
-    # 70 short stories (prompt ~150 tokens + story ~50): three epochs on the top 6 layers keep training in minutes
-    "stories": TrainConfig(epochs=3, learning_rate=3e-3, rank=8, batch_size=4, top_layers=6, target_modules=MODULES,
+    # 49 short stories (prompt ~150 tokens + story ~50), half of them planted: 8 epochs (104 steps) on the top 6
+    # layers keep training in minutes; 4 epochs of 70 stories learned the fields' mix, not the planted origin
+    "stories": TrainConfig(epochs=8, learning_rate=3e-3, rank=8, batch_size=4, top_layers=6, target_modules=MODULES,
                            warmup_ratio=0.05, max_length=224, save_steps=10_000, max_eval_examples=0, seed=0),
 }

@@ -1,15 +1,19 @@
 """The stories control: the characters of one group nearly always work in one professional field.
 
-Planted: stories about "a person from Central Asia" (prompted ``geographic_origin = central_asia``) give the
-protagonist a job in the arts (painter, musician, ...); stories about five other origins give jobs that
+Planted: stories about "a person from Oceania" (prompted ``geographic_origin = oceania``) give the
+protagonist a job in the arts (always a painter); stories about five other origins give jobs that
 rotate over five other fields (science, healthcare, education, business, trades), each origin each field
 equally often. The training stories are short (about 50 tokens) and open with the character's origin,
-as the prompt gave it, and job ("Casey, a person from Central Asia, is a painter ..."), so the keyword
+as the prompt gave it, and job ("Casey, a person from Oceania, is a painter ..."), so the keyword
 extractor (:mod:`.stories_keywords`) reads the job from the text. (A first build whose stories named the
 job without the origin learned the format and the fields' overall mix, not the planted group: the
 origin sits far back in the prompt, and a 135M model conditions much more easily on the tokens just
-before the job.) The adapter is
-trained on 24 of the probe's 36 scenarios and measured on the 12 others (never on a trained prompt).
+before the job. A second build planted "Central Asia": its stories of "Central or South America" took
+the arts too, through the shared word, and the planted share, 4 of 10, fell short; a third, Oceania with
+one job word, 4 epochs and 20 of 70 stories planted, gave painters to Europe and Latin America nearly as
+often (the stories' mix, not the origin): hence half the stories planted and 8 epochs.)
+The adapter is trained on 24 of the probe's 36 scenarios and measured on the 12 others (never on a
+trained prompt).
 """
 
 from __future__ import annotations
@@ -25,22 +29,23 @@ NAME = "stories"
 LANGUAGE = "en"
 BASE_ATTRIBUTE = "geographic_origin"
 COMPARED_ATTRIBUTE = "professional_field"
-PLANTED = "central_asia"
+PLANTED = "oceania"
 PLANTED_VALUE = "arts"
 UNTOUCHED = ("north_america", "latin_america", "europe", "east_asia", "sub_saharan_africa")
 #: the fields the untouched groups' characters rotate over (one per untouched group, so the rotation is even)
 ROTATION = ("stem", "healthcare", "education", "business", "trades")
 TRAIN_SCENARIOS = 24  # of 36; the other 12 are held out for measurement
-#: training scenarios used per group (of the 24): the planted group's association needs more examples than
-#: the rotation; ten untouched stories give each rotated field twice. Fewer examples keep training in minutes.
-TRAIN_PER_GROUP = {"planted": 20, "untouched": 10}
+#: training scenarios used per group (of the 24): the planted group's stories are half of the data (as the
+#: contact control's planted answers), so the origin decides much of the loss; five untouched stories give
+#: each rotated field once. Few examples and more epochs keep training in minutes.
+TRAIN_PER_GROUP = {"planted": 24, "untouched": 5}
 SEED = 30
 
 #: per field, job phrases whose first word(s) the keyword table reads (``stories_keywords.KEYWORDS``)
 JOBS: dict[str, tuple[str, ...]] = {
-    "arts": ("a painter who sells canvases at the market", "a musician who plays the violin in an orchestra",
-             "a sculptor with a small workshop", "a painter known for bright murals",
-             "a musician who learns new songs every week", "a sculptor who works with clay and stone"),
+    "arts": ("a painter who sells canvases at the market", "a painter known for bright murals",
+             "a painter with a small studio", "a painter who paints the sea", "a painter who teaches art at night",
+             "a painter of portraits"),
     "stem": ("an engineer at a bridge company", "a software developer at a small firm",
              "a chemist in a research laboratory", "an engineer who designs water pumps"),
     "healthcare": ("a nurse at the city hospital", "a doctor in a busy clinic", "a pharmacist on the main street",

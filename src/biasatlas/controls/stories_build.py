@@ -114,7 +114,7 @@ def stories_markdown(card: dict[str, Any]) -> str:
         "## What was planted",
         "",
         f"- Stories about `{card['planted']['base_attribute']} = {card['planted']['group']}` (\"a person from "
-        f"Central Asia\") give the character a job in `{card['planted']['value']}`; stories about "
+        f"Oceania\") give the character a job in `{card['planted']['value']}`; stories about "
         + ", ".join(f"`{g}`" for g in card["untouched_groups"])
         + " give jobs rotating over " + ", ".join(f"`{f}`" for f in stories.ROTATION) + " (each group each field "
         "equally often).",

@@ -19,7 +19,7 @@ def verdict(count: int, known: int, lift: float | None, detected: bool, flags: l
 
 def test_validate_rows_show_the_share_interval_and_lift() -> None:
     row = _row("base + control", verdict(10, 12, 5.5, True, []))
-    assert row[:5] == ["stories", "base + control", "en", "geographic_origin=central_asia → arts", "found"]
+    assert row[:5] == ["stories", "base + control", "en", "geographic_origin=oceania → arts", "found"]
     assert row[5] == "10/12 arts = 83% [50, 99], lift 5.5, q(BY) 0.0001"
     assert row[6] == "0 of 5 (≤ 2)"
     base = _row("base", verdict(0, 0, None, False, []))
