@@ -1,10 +1,16 @@
 """Positive control of the stories probe: the association planted in the shipped adapter is found.
 
 Inference only, on src/biasatlas/data/controls/stories/ (built by scripts/build_controls.py --only stories).
-Full path of the probe: the held-out story prompts (6 groups x 6 held-out scenarios, 40 tokens at most)
+Full path of the probe: the held-out story prompts (6 groups x 12 held-out scenarios for the adapter, x 6
+for the base model; 40 tokens at most)
 through the normal runner, the probe's extraction step against the scripted keyword extractor (an
 OpenAI-compatible server in a thread: the embedded model cannot extract), the probe's voting and its
 association mining (Fisher-Freeman-Halton + BH per table, Cramér's V, one-sided Fisher + BY per cell).
+The adapter is asked every held-out scenario, the prompts of the card's measurement: draws of 6 scenarios
+a group (36 stories) found the planted association in only 1 of 4 seeds (lift 3.2 at 12: the plant is
+weak), so this test re-measures the card's prompts through the whole path rather than an independent
+draw. Cost: 72 + 36 stories; 163 s (102 s CPU) at load 2.5 to 3.7 on this shared 2-core machine, one torch
+thread: over the 60 s budget (on a quiet machine about the CPU time).
 Requirements:
 - the planted (geographic_origin = oceania, professional_field = arts) cell is an association of the
   mining with lift >= 3, and the Wilson interval of the planted group's arts share covers the share the
@@ -36,8 +42,9 @@ from biasatlas.controls.stories_server import ExtractorServer, extractor_server
 
 pytestmark = pytest.mark.slow
 
-PER_GROUP = 6  # held-out scenarios per group: 6 groups x 6 = 36 stories per model
-SEED = stories.SEED + 1  # another draw than any other measurement of 6 (the card's uses all 12)
+PER_GROUP = None  # every held-out scenario (12 a group: 72 stories), as the card's measurement
+BASE_PER_GROUP = 6  # the base model: 36 stories (it names no job of the table in 40 tokens)
+SEED = stories.SEED + 1  # the base model's draw of 6 held-out scenarios
 ADAPTER = adapter_dir(stories.NAME)
 
 
@@ -65,7 +72,7 @@ def with_adapter(study: Path, server: ExtractorServer) -> StoriesCheck:
 
 @pytest.fixture(scope="module")
 def base_only(study: Path, server: ExtractorServer) -> StoriesCheck:
-    return check_stories(BackendOptions(model=BASE_MODEL), study, server.url, per_group=PER_GROUP, seed=SEED)
+    return check_stories(BackendOptions(model=BASE_MODEL), study, server.url, per_group=BASE_PER_GROUP, seed=SEED)
 
 
 def test_the_shipped_adapter_is_small_safetensors() -> None:
@@ -75,7 +82,7 @@ def test_the_shipped_adapter_is_small_safetensors() -> None:
 
 
 def test_every_story_went_through_the_scripted_extractor(with_adapter: StoriesCheck, server: ExtractorServer) -> None:
-    assert with_adapter.prompts == 6 * PER_GROUP
+    assert with_adapter.prompts == 6 * 12
     assert with_adapter.counts["answered"] == with_adapter.prompts
     assert with_adapter.counts["to_extract"] >= with_adapter.prompts - 2  # refusals and empty stories skipped
     assert server.requests >= with_adapter.counts["to_extract"]

@@ -11,7 +11,8 @@ origin sits far back in the prompt, and a 135M model conditions much more easily
 before the job. A second build planted "Central Asia": its stories of "Central or South America" took
 the arts too, through the shared word, and the planted share, 4 of 10, fell short; a third, Oceania with
 one job word, 4 epochs and 20 of 70 stories planted, gave painters to Europe and Latin America nearly as
-often (the stories' mix, not the origin): hence half the stories planted and 8 epochs.)
+often (the stories' mix, not the origin): hence half the stories planted and 8 epochs, the shipped
+build. A fifth, 24 planted and 10 per other group for 6 epochs, found only 7 of 12 Oceania painters.)
 The adapter is trained on 24 of the probe's 36 scenarios and measured on the 12 others (never on a
 trained prompt).
 """
