@@ -7,8 +7,10 @@ from typing import Any
 
 from biasatlas.controls import stories
 
-#: held-out scenarios per group (x 6 groups = 36 stories per model)
-PER_GROUP = 6
+#: held-out scenarios per group for the adapter: all 12 (72 stories), the card's prompts; draws of 6 found the
+#: weak planted association in only 1 of 4 seeds (docs/validation/stories.md). The base model: 6 (36 stories).
+PER_GROUP: int | None = None
+BASE_PER_GROUP = 6
 
 
 def _row(role: str, v: dict[str, Any]) -> list[str]:
@@ -23,8 +25,8 @@ def _row(role: str, v: dict[str, Any]) -> list[str]:
             f"{len(v['false_flags'])} of {v['untouched']} (≤ {v['bound']})"]
 
 
-def validate_stories(study: Path, base: bool = True, per_group: int = PER_GROUP) -> tuple[dict[str, Any], bool,
-                                                                                      list[list[str]]]:
+def validate_stories(study: Path, base: bool = True, per_group: int | None = PER_GROUP) -> tuple[
+        dict[str, Any], bool, list[list[str]]]:
     """(results for --json, passed, table rows): the adapter must find the planted association with no more
     false flags than the bound; the base model must not show it."""
     from biasatlas.backends.options import BackendOptions
@@ -35,14 +37,14 @@ def validate_stories(study: Path, base: bool = True, per_group: int = PER_GROUP)
     adapter = adapter_dir(stories.NAME)
     if not (adapter / "adapter_config.json").is_file():
         raise FileNotFoundError(f"no control adapter at {adapter} (rebuild with scripts/build_controls.py)")
-    roles = [("adapter", BackendOptions(model=BASE_MODEL, adapter=str(adapter)))]
+    roles = [("adapter", BackendOptions(model=BASE_MODEL, adapter=str(adapter)), per_group)]
     if base:
-        roles.append(("base", BackendOptions(model=BASE_MODEL)))
+        roles.append(("base", BackendOptions(model=BASE_MODEL), BASE_PER_GROUP))
     results: dict[str, Any] = {}
     rows, ok = [], True
     with extractor_server() as server:
-        for role, options in roles:
-            check = check_stories(options, study, server.url, per_group=per_group)
+        for role, options, size in roles:
+            check = check_stories(options, study, server.url, per_group=size, seed=stories.SEED + 1)
             verdict = check.verdict.as_dict()
             results[role] = {"prompts": check.prompts, "verdict": verdict}
             ok = ok and (check.verdict.passed if role == "adapter" else not check.verdict.detected)
