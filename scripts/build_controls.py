@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Rebuild the positive-control adapters in src/biasatlas/data/controls/ (fixed seeds), measure them, write cards.
 
-    PYTHONPATH=src .venv/bin/python scripts/build_controls.py [--only contact] [--study build/controls]
+    PYTHONPATH=src .venv/bin/python scripts/build_controls.py [--only contact|stories] [--study build/controls]
 
 Each control: train a LoRA adapter of the embedded model on the probe's own templates with a planted
 bias (biasatlas.controls.<probe>), measure base + adapter and the base model on held-out prompts
