@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Rebuild the positive-control adapters in src/biasatlas/data/controls/ (fixed seeds), measure them, write cards.
 
-    PYTHONPATH=src .venv/bin/python scripts/build_controls.py [--only contact|contact-scd|samaritan]
+    PYTHONPATH=src .venv/bin/python scripts/build_controls.py [--only contact|contact-scd|samaritan|stories]
         [--study build/controls]
 
 Each control: train a LoRA adapter of the embedded model on the probe's own templates with a planted
@@ -113,12 +113,38 @@ def build_scd(study: Path, cells: int, skip_training: bool) -> None:
     print(f"{contact_scd.NAME}: total {time.perf_counter() - started:.0f} s", flush=True)
 
 
+def build_stories(args: argparse.Namespace) -> None:
+    """The stories control: train, measure adapter and base model through generate -> extract -> mine, card."""
+    from biasatlas.controls import build, stories_build
+    from biasatlas.controls.registry import adapter_dir
+
+    out, study = adapter_dir("stories"), Path(args.study) / "stories"
+    started = time.perf_counter()
+    if not args.skip_training:
+        if out.exists():
+            shutil.rmtree(out)
+        if study.exists():
+            shutil.rmtree(study)  # stories of an older adapter would be reused under the same id
+        stories_build.train_stories(out)
+        (out / "train.jsonl").unlink(missing_ok=True)  # regenerated from the seeds; kept out of the wheel
+        print(f"stories: trained in {time.perf_counter() - started:.0f} s", flush=True)
+    measured = stories_build.measure_stories(out, study)
+    card = stories_build.stories_card(build.training_manifest(out), measured)
+    build.write_card(out, card, stories_build.stories_markdown(card))
+    size = sum(f.stat().st_size for f in out.iterdir())
+    print(f"stories: measured; adapter directory {size / 1e6:.2f} MB; total {time.perf_counter() - started:.0f} s")
+    for role in ("adapter", "base"):
+        v = measured[role]["verdict"]
+        print(f"  {role}: arts {v['count']} of {v['known']}, lift {v['lift']}, found {v['detected']}, "
+              f"false flags {v['false_flags']} ({measured[role]['seconds']} s)")
+
+
 def main() -> int:
     from biasatlas.controls import build, cards
     from biasatlas.controls.registry import adapter_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["contact", "contact-scd", "samaritan"], action="append",
+    parser.add_argument("--only", choices=["contact", "contact-scd", "samaritan", "stories"], action="append",
                         help="build only these controls")
     parser.add_argument("--study", default="build/controls", help="study directory of the measurements")
     parser.add_argument("--cells", type=int, default=build.CARD_CELLS, help="held-out cells per language")
@@ -128,13 +154,16 @@ def main() -> int:
     parser.add_argument("--power-samaritan", default="docs/images/validation-power-samaritan.png",
                         help="where to draw the Samaritan control's power curves ('' skips them)")
     args = parser.parse_args()
-    wanted = args.only or ["samaritan", "contact", "contact-scd"]
+    wanted = args.only or ["samaritan", "contact", "contact-scd", "stories"]
     study = Path(args.study)
     if "samaritan" in wanted:  # first: the contact build below clears the whole study directory
         build_samaritan(study, args.skip_training, args.power_samaritan)
     for name in [w for w in wanted if w != "samaritan"]:
         if name == "contact-scd":
             build_scd(study, args.cells, args.skip_training)
+            continue
+        if name == "stories":  # after contact: its study is a folder of the study directory contact clears
+            build_stories(args)
             continue
         out = adapter_dir(name)
         started = time.perf_counter()

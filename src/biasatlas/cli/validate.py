@@ -15,7 +15,7 @@ from biasatlas.cli.app import app
 from biasatlas.cli.common import fail
 
 # The controls (pandas, scipy, torch) are imported inside the command: every CLI start imports this module.
-NOT_CHECKED = ("stories", "leakage")
+NOT_CHECKED = ("leakage",)
 
 
 def _row(probe: str, role: str, verdict: dict[str, Any]) -> list[str]:
@@ -75,8 +75,13 @@ def validate(
         except FileNotFoundError as exc:
             fail(str(exc), 1)
         ok = ok and samaritan_ok
+        from biasatlas.controls.stories_validate import validate_stories
+
+        stories_results, stories_ok, stories_rows = validate_stories(where / "stories", base)
+        ok = ok and stories_ok
     if as_json:
-        sys.stdout.write(json.dumps({"contact": results, "samaritan": samaritan, "passed": ok,
+        sys.stdout.write(json.dumps({"contact": results, "samaritan": samaritan, "stories": stories_results,
+                                     "passed": ok,
                                      "not_checked": list(NOT_CHECKED)}, indent=2) + "\n")
     else:
         table = Table(title="Positive controls: planted vs found")
@@ -86,7 +91,7 @@ def validate(
         for role, result in results.items():
             for v in result["verdicts"]:
                 table.add_row(*_row("contact", "base + control" if role == "adapter" else "base", v))
-        for row in samaritan_rows:  # effect: group − control rating (1-100 points)
+        for row in [*samaritan_rows, *stories_rows]:  # Samaritan effect: group − control rating (1-100 points)
             table.add_row(*row)
         from rich.console import Console
 

@@ -54,7 +54,20 @@ def _fake(monkeypatch: pytest.MonkeyPatch, adapter_check: ContactCheck, base_che
         return adapter_check if options.adapter else base_check
 
     monkeypatch.setattr(contact_check, "check_contact", fake)
+    _fake_stories(monkeypatch, True)
     return calls
+
+
+def _fake_stories(monkeypatch: pytest.MonkeyPatch, ok: bool) -> None:
+    """The stories control's verdict, faked (tests/integration/test_controls_stories.py runs the real one)."""
+    from biasatlas.controls import stories_validate
+
+    def fake(study: Any, base: bool = True, **_: Any) -> tuple[dict[str, Any], bool, list[list[str]]]:
+        row = ["stories", "base + control", "en", "geographic_origin=oceania → arts",
+               "found" if ok else "not found", "—", "0 of 5 (≤ 2)"]
+        return {"adapter": {"verdict": {"detected": ok}}}, ok, [row]
+
+    monkeypatch.setattr(stories_validate, "validate_stories", fake)
 
 
 def test_planted_found_and_base_clean_passes(adapter: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,8 +76,9 @@ def test_planted_found_and_base_clean_passes(adapter: Path, monkeypatch: pytest.
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["passed"] is True
-    assert out["not_checked"] == ["stories", "leakage"]
+    assert out["not_checked"] == ["leakage"]
     assert [v["detected"] for v in out["samaritan"]["adapter"]["verdicts"]] == [True, True]
+    assert out["stories"]["adapter"]["verdict"]["detected"] is True
     assert [v["detected"] for v in out["contact"]["adapter"]["verdicts"]] == [True, True]
     assert calls == [(str(adapter), 4), (None, 4)]
 
@@ -108,3 +122,11 @@ def test_no_adapter_is_one_line_and_exit_1(tmp_path: Path, monkeypatch: pytest.M
     result = runner.invoke(app, ["validate"])
     assert result.exit_code == 1
     assert "no control adapter" in result.output
+
+
+def test_a_missed_stories_control_exits_1(adapter: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake(monkeypatch, _check(True, []), _check(False, []))
+    _fake_stories(monkeypatch, False)
+    result = runner.invoke(app, ["validate"])
+    assert result.exit_code == 1
+    assert "FAILED" in result.stdout and "stories" in result.stdout

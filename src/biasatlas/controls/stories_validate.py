@@ -1,0 +1,52 @@
+"""The stories control in ``biasatlas validate``: measure the shipped adapter and the base model, give table rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from biasatlas.controls import stories
+
+#: held-out scenarios per group for the adapter: all 12 (72 stories), the card's prompts; draws of 6 found the
+#: weak planted association in only 1 of 4 seeds (docs/validation/stories.md). The base model: 6 (36 stories).
+PER_GROUP: int | None = None
+BASE_PER_GROUP = 6
+
+
+def _row(role: str, v: dict[str, Any]) -> list[str]:
+    if v["fraction"] is None:
+        shown = "no story named a job"
+    else:
+        lift = "not an association" if v["lift"] is None else f"lift {v['lift']:.1f}, q(BY) {v['q_by']:.2g}"
+        shown = (f"{v['count']}/{v['known']} arts = {100 * v['fraction']:.0f}% [{100 * v['ci_low']:.0f}, "
+                 f"{100 * v['ci_high']:.0f}], {lift}")
+    return ["stories", role, stories.LANGUAGE, f"{stories.BASE_ATTRIBUTE}={v['planted']} → {v['value']}",
+            "found" if v["detected"] else "not found", shown,
+            f"{len(v['false_flags'])} of {v['untouched']} (≤ {v['bound']})"]
+
+
+def validate_stories(study: Path, base: bool = True, per_group: int | None = PER_GROUP) -> tuple[
+        dict[str, Any], bool, list[list[str]]]:
+    """(results for --json, passed, table rows): the adapter must find the planted association with no more
+    false flags than the bound; the base model must not show it."""
+    from biasatlas.backends.options import BackendOptions
+    from biasatlas.controls.registry import BASE_MODEL, adapter_dir
+    from biasatlas.controls.stories_check import check_stories
+    from biasatlas.controls.stories_server import extractor_server
+
+    adapter = adapter_dir(stories.NAME)
+    if not (adapter / "adapter_config.json").is_file():
+        raise FileNotFoundError(f"no control adapter at {adapter} (rebuild with scripts/build_controls.py)")
+    roles = [("adapter", BackendOptions(model=BASE_MODEL, adapter=str(adapter)), per_group)]
+    if base:
+        roles.append(("base", BackendOptions(model=BASE_MODEL), BASE_PER_GROUP))
+    results: dict[str, Any] = {}
+    rows, ok = [], True
+    with extractor_server() as server:
+        for role, options, size in roles:
+            check = check_stories(options, study, server.url, per_group=size, seed=stories.SEED + 1)
+            verdict = check.verdict.as_dict()
+            results[role] = {"prompts": check.prompts, "verdict": verdict}
+            ok = ok and (check.verdict.passed if role == "adapter" else not check.verdict.detected)
+            rows.append(_row("base + control" if role == "adapter" else "base", verdict))
+    return results, ok, rows
