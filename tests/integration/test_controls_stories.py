@@ -1,7 +1,7 @@
 """Positive control of the stories probe: the association planted in the shipped adapter is found.
 
 Inference only, on src/biasatlas/data/controls/stories/ (built by scripts/build_controls.py --only stories).
-Full path of the probe: the held-out story prompts (6 groups x 12 held-out scenarios for the adapter, x 6
+Full path of the probe: the held-out story prompts (6 groups x 12 held-out scenarios for the adapter, x 2
 for the base model; 40 tokens at most)
 through the normal runner, the probe's extraction step against the scripted keyword extractor (an
 OpenAI-compatible server in a thread: the embedded model cannot extract), the probe's voting and its
@@ -9,8 +9,8 @@ association mining (Fisher-Freeman-Halton + BH per table, Cramér's V, one-sided
 The adapter is asked every held-out scenario, the prompts of the card's measurement: draws of 6 scenarios
 a group (36 stories) found the planted association in only 1 of 4 seeds (lift 3.2 at 12: the plant is
 weak), so this test re-measures the card's prompts through the whole path rather than an independent
-draw. Cost: 72 + 36 stories; 163 s (102 s CPU) at load 2.5 to 3.7 on this shared 2-core machine, one torch
-thread: over the 60 s budget (on a quiet machine about the CPU time).
+draw. Cost: 72 + 12 stories (163 s wall, 102 s CPU, with 36 base-model stories at load 2.5 to 3.7 on this
+shared 2-core machine, one torch thread: over the 60 s budget; on a quiet machine about the CPU time).
 Requirements:
 - the planted (geographic_origin = oceania, professional_field = arts) cell is an association of the
   mining with lift >= 3, and the Wilson interval of the planted group's arts share covers the share the
@@ -43,8 +43,8 @@ from biasatlas.controls.stories_server import ExtractorServer, extractor_server
 pytestmark = pytest.mark.slow
 
 PER_GROUP = None  # every held-out scenario (12 a group: 72 stories), as the card's measurement
-BASE_PER_GROUP = 6  # the base model: 36 stories (it names no job of the table in 40 tokens)
-SEED = stories.SEED + 1  # the base model's draw of 6 held-out scenarios
+BASE_PER_GROUP = 2  # the base model: 12 stories (it names no job of the table in 40 tokens)
+SEED = stories.SEED + 1  # the base model's draw of held-out scenarios
 ADAPTER = adapter_dir(stories.NAME)
 
 

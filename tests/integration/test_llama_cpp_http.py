@@ -36,9 +36,12 @@ def f32_gguf(tmp_path_factory: pytest.TempPathFactory, llama_servers: ModuleType
 
 
 def contact_prompts() -> list[Prompt]:
-    """40 contact prompts: 28 yes/no (English, certainty) and 12 with options of several tokens (en, de, is)."""
+    """24 contact prompts: 16 yes/no (English, certainty) and 8 with options of several tokens (en, de, is).
+
+    (40 until the positive controls joined the suite: the F32 server evaluates ~75 tokens/s a thread, so
+    the prompts are this test's cost; 24 keep every assertion's case.)"""
     several = build_prompts(ContactConfig(languages=["en", "de", "is"], scales=["likelihood", "frequency"], limit=12))
-    return build_prompts(ContactConfig(limit=30))[:28] + several[:12]
+    return build_prompts(ContactConfig(limit=30))[:16] + [p for i, p in enumerate(several) if i % 3 != 2]
 
 
 def _same_numbers(f32_gguf: Path, local: LocalBackend) -> None:
@@ -59,7 +62,7 @@ def _same_numbers(f32_gguf: Path, local: LocalBackend) -> None:
 
 def test_choice_probabilities_agree_with_the_local_backend(f32_gguf: Path, llama_servers: ModuleType) -> None:
     prompts = contact_prompts()
-    assert len(prompts) == 40 and len({p.options for p in prompts}) >= 4
+    assert len(prompts) == 24 and len({p.options for p in prompts}) >= 4
     requests = [Request(prompt=p, settings=CHOICE) for p in prompts]
     local = LocalBackend("smollm2")  # the F32 file's numbers: see the module's docstring
     _same_numbers(f32_gguf, local)
