@@ -8,7 +8,8 @@ from typing import Any
 from biasatlas.controls import stories
 
 #: held-out scenarios per group for the adapter: all 12 (72 stories), the card's prompts; draws of 6 found the
-#: weak planted association in only 1 of 4 seeds (docs/validation.md, "The stories control"). The base model: 6 (36 stories).
+#: weak planted association in only 1 of 4 seeds (docs/validation.md, "The stories control").
+#: The base model: 6 (36 stories).
 PER_GROUP: int | None = None
 BASE_PER_GROUP = 6
 
