@@ -11,20 +11,8 @@ once, before any reader change. Run with ``-s`` to see every misread.
 
 from __future__ import annotations
 
-import csv
-import io
-from functools import cache
-from pathlib import Path
-
 import pytest
-
-from biasatlas.languages import packs_root
-from biasatlas.parsing.answers import AnswerParser
-from biasatlas.parsing.numbers import RatingParser
-
-NEW = ("fr", "es", "it", "pt", "hi", "id", "vi", "zh", "ko")
-FLOOR = 0.97
-UNREADABLE = "unreadable"
+from pack_reader_tables import NEW, UNREADABLE, check_floor, params, table
 
 # Measured ONCE, 2026-11-27 15:42 UTC: tables of h-lab2 (commits a06c6fd..4f21d6a), readers of main 7501953,
 # nothing changed afterwards. At or above the floor: yes/no fr 45/45, it 45/45, pt 45/45, vi 44/45 (97.8 %);
@@ -52,78 +40,27 @@ RATING_XFAIL: dict[str, str] = {
 }
 
 
-def _path(code: str, kind: str) -> Path:
-    return packs_root() / code / "readers" / f"independent2_{kind}.csv"
-
-
-@cache
-def table(code: str, kind: str) -> tuple[dict[str, str], ...]:
-    """The held-out table for ``code`` (``kind``: yesno or ratings); "#" lines at the top are its header."""
-    path = _path(code, kind)
-    if not path.exists():
-        pytest.skip(f"{path.name} of {code} is not here (it comes with branch h-lab2)")
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    start = next(i for i, line in enumerate(lines) if not line.startswith("#"))
-    return tuple(csv.DictReader(io.StringIO("".join(lines[start:]))))
-
-
-def _yesno_read(row: dict[str, str]) -> str:
-    out = AnswerParser(row["scale"], row["language"]).parse(row["answer"])
-    return UNREADABLE if out.value is None else str(out.value)
-
-
-def _rating_read(row: dict[str, str]) -> str:
-    value = RatingParser(row["language"]).parse(row["answer"]).value
-    if value is None:
-        return UNREADABLE
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def misreads(code: str, kind: str) -> tuple[int, list[str]]:
-    """The rows of the table and a line for each row read otherwise than labelled."""
-    rows = table(code, kind)
-    read = _yesno_read if kind == "yesno" else _rating_read
-    wrong = []
-    for row in rows:
-        got = read(row)
-        if got != row["expected"].strip():
-            scale = f"{row['scale']}: " if kind == "yesno" else ""
-            wrong.append(f"  {scale}{row['answer']!r} -> {got}; expected {row['expected']} ({row['expected_reason']})")
-    return len(rows), wrong
-
-
-def _params(xfails: dict[str, str]) -> list[object]:
-    return [pytest.param(c, marks=pytest.mark.xfail(reason=xfails[c], strict=False)) if c in xfails else c
-            for c in NEW]
-
-
 def test_tables_hold_the_documented_shape() -> None:
     for code in NEW:
-        yesno = table(code, "yesno")
+        yesno = table("independent2", code, "yesno")
         assert len(yesno) == 45, code
         for scale in ("certainty", "likelihood", "frequency"):
             assert sum(row["scale"] == scale for row in yesno) == 15, (code, scale)
         for row in yesno:
             assert row["language"] == code, row
             assert row["expected"] in {"affirmative", "negative", UNREADABLE}, row
-        ratings = table(code, "ratings")
+        ratings = table("independent2", code, "ratings")
         assert len(ratings) == 30, code
         for row in ratings:
             assert row["language"] == code, row
             assert row["expected"] == UNREADABLE or 1 <= int(row["expected"]) <= 100, row
 
 
-@pytest.mark.parametrize("code", _params(YESNO_XFAIL))
+@pytest.mark.parametrize("code", params(YESNO_XFAIL))
 def test_yesno_reader_on_the_held_out_table(code: str) -> None:
-    n, wrong = misreads(code, "yesno")
-    figure = f"yes/no {code}: {n - len(wrong)}/{n} = {(n - len(wrong)) / n:.1%}"
-    print(figure, *wrong, sep="\n")
-    assert (n - len(wrong)) / n >= FLOOR, "\n".join([figure, *wrong])
+    check_floor("independent2", code, "yesno")
 
 
-@pytest.mark.parametrize("code", _params(RATING_XFAIL))
+@pytest.mark.parametrize("code", params(RATING_XFAIL))
 def test_rating_reader_on_the_held_out_table(code: str) -> None:
-    n, wrong = misreads(code, "ratings")
-    figure = f"ratings {code}: {n - len(wrong)}/{n} = {(n - len(wrong)) / n:.1%}"
-    print(figure, *wrong, sep="\n")
-    assert (n - len(wrong)) / n >= FLOOR, "\n".join([figure, *wrong])
+    check_floor("independent2", code, "ratings")
