@@ -33,8 +33,15 @@ def plot_power(rows: Sequence[dict[str, Any]], base_rows: Sequence[dict[str, Any
              "finding the planted group", ylim=(-0.02, 1.02), title="Detection rate")
     right.set(xlabel="prompt sets per group", ylabel="share of biased answers, group - others",
               title="Minimum detectable effect", ylim=(0, 1.05))
-    left.legend(fontsize=7)
-    right.legend(fontsize=7)
+    return save_panels(fig, (left, right), path)
+
+
+def save_panels(fig: Any, axes: tuple[Any, ...], path: Path) -> Path:
+    """Legends on every panel, then the figure written to ``path`` (its folder made) and closed."""
+    import matplotlib.pyplot as plt
+
+    for ax in axes:
+        ax.legend(fontsize=7)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -167,10 +167,6 @@ def plot(rows: Sequence[dict[str, Any]], base_rows: Sequence[dict[str, Any]], ef
              title="Detection rate (Holm, alpha 0.01)")
     right.set(xlabel="scenarios", ylabel="rating points, |group − control|", yscale="log",
               title="Minimum detectable effect (80% power, alpha 0.01)")
-    left.legend(fontsize=7)
-    right.legend(fontsize=7)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    from biasatlas.controls.figure import save_panels
+
+    return save_panels(fig, (left, right), path)
