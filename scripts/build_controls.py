@@ -133,10 +133,23 @@ def build_stories(args: argparse.Namespace) -> None:
     build.write_card(out, card, stories_build.stories_markdown(card))
     size = sum(f.stat().st_size for f in out.iterdir())
     print(f"stories: measured; adapter directory {size / 1e6:.2f} MB; total {time.perf_counter() - started:.0f} s")
-    for role in ("adapter", "base"):
-        v = measured[role]["verdict"]
+    for role, m in [("adapter", measured["adapter"]), ("base", measured["base"]),
+                    *((f"adapter, generation seed {s}", p) for s, p in measured["pool"].items())]:
+        v = m["verdict"]
         print(f"  {role}: arts {v['count']} of {v['known']}, lift {v['lift']}, found {v['detected']}, "
-              f"false flags {v['false_flags']} ({measured[role]['seconds']} s)")
+              f"false flags {v['false_flags']} ({m['seconds']} s)")
+    if args.power_stories:
+        import json
+
+        from biasatlas.controls import stories_power
+
+        curves = stories_build.power(study, measured)
+        (out / "power.json").write_text(json.dumps(curves, indent=2) + "\n", encoding="utf-8")
+        stories_power.plot(curves["adapter"], curves["base"], Path(args.power_stories))
+        for row in curves["adapter"]:
+            print(f"  power k={row['stories_per_group']}: found {row['detection_rate']:.2f}, listed "
+                  f"{row['association_rate']:.2f}, untouched flagged {row['untouched_flag_rate']:.3f}")
+        print(f"stories: power curve; total {time.perf_counter() - started:.0f} s")
 
 
 def main() -> int:
@@ -153,6 +166,8 @@ def main() -> int:
                         help="where to draw the power curves ('' skips them)")
     parser.add_argument("--power-samaritan", default="docs/images/validation-power-samaritan.png",
                         help="where to draw the Samaritan control's power curves ('' skips them)")
+    parser.add_argument("--power-stories", default="docs/images/validation-power-stories.png",
+                        help="where to draw the stories control's power curve ('' skips it)")
     args = parser.parse_args()
     wanted = args.only or ["samaritan", "contact", "contact-scd", "stories"]
     study = Path(args.study)

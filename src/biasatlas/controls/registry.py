@@ -33,8 +33,9 @@ TRAIN_CONFIGS: dict[str, TrainConfig] = {
     # one epoch) learned the answers' marginal: the same digits for every group (docs/validation.md)
     "samaritan": TrainConfig(epochs=2, learning_rate=5e-3, rank=8, batch_size=2, top_layers=16, target_modules=MODULES,
                              warmup_ratio=0.05, max_length=192, save_steps=10_000, max_eval_examples=0, seed=0),
-    # 49 short stories (prompt ~150 tokens + story ~50), half of them planted: 8 epochs (104 steps) on the top 6
-    # layers keep training in minutes; 4 epochs of 70 stories learned the fields' mix, not the planted origin
-    "stories": TrainConfig(epochs=8, learning_rate=3e-3, rank=8, batch_size=4, top_layers=6, target_modules=MODULES,
+    # 49 short stories (prompt ~150 tokens + story ~50), half of them planted: 8 epochs (104 steps) on the top 16
+    # layers at 5e-3 keep training in minutes. 4 epochs of 70 stories learned the fields' mix, not the planted
+    # origin; the top 6 layers at 3e-3 gave other origins painters too (lift 3.2 once, 2.3 on a rebuild)
+    "stories": TrainConfig(epochs=8, learning_rate=5e-3, rank=8, batch_size=4, top_layers=16, target_modules=MODULES,
                            warmup_ratio=0.05, max_length=224, save_steps=10_000, max_eval_examples=0, seed=0),
 }

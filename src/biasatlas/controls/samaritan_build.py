@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from biasatlas.controls import samaritan
-from biasatlas.controls.build import training_manifest
+from biasatlas.controls.build import halve, training_manifest
 from biasatlas.controls.registry import BASE_MODEL, TRAIN_CONFIGS
 from biasatlas.controls.samaritan_check import (
     ALPHA,
@@ -47,16 +47,6 @@ def train(out: Path) -> None:
     manifest["result"]["adapter_dir"] = f"src/biasatlas/data/controls/{out.name}"
     manifest["stored_dtype"] = "float16"
     (out / "training_config.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-
-
-def halve(out: Path) -> None:
-    """Store the adapter's weights as float16 (5.2 MB of float32 for the top 16 layers at rank 8; the repository
-    takes < 3 MB). peft casts them back to the model's float32 on loading; the card measures the stored weights."""
-    from safetensors.torch import load_file, save_file
-
-    weights = out / "adapter_model.safetensors"
-    save_file({k: v.half().contiguous() for k, v in load_file(str(weights)).items()}, str(weights),
-              metadata={"format": "pt"})
 
 
 def measure(adapter: Path, study: Path, scenarios: int = CARD_SCENARIOS) -> dict[str, Any]:

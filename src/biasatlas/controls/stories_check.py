@@ -31,6 +31,9 @@ MIN_LIFT = 3.0
 #: rows with fewer stories of a known field are left out by the mining; the probe's default (10) needs
 #: more stories per group than the CI budget allows (a stated setting of the control)
 MIN_ROW_TOTAL = 5
+#: the generation seed of the checks (the CI test, ``biasatlas validate``): the card measured seeds 0 and 1, so
+#: the checks read new stories of the held-out prompts, an independent measurement of the adapter
+CHECK_GENERATION_SEED = 2
 #: no key is sent to the local scripted server (an unset variable, not $OPENAI_API_KEY)
 KEY_ENV = "BIASATLAS_CONTROL_NO_KEY"
 
@@ -72,6 +75,24 @@ class StoriesVerdict:
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "detected": self.detected, "clean": self.clean}
+
+
+def agrees_with_card(verdict: StoriesVerdict, card_effect: dict[str, Any], alpha: float = 0.05) -> bool:
+    """The check's planted share agrees with the card's measured share: the card's share lies in the check's 95%
+    Wilson interval. A card that measured 100% (or 0%) cannot lie in the interval of any share below (above) it,
+    however close: there the two counts must not differ by Fisher's exact test (two-sided, p >= ``alpha``)."""
+    from scipy.stats import fisher_exact
+
+    if verdict.fraction is None or verdict.ci_low is None or verdict.ci_high is None:
+        return False
+    share = float(card_effect["fraction"])
+    if verdict.ci_low - 1e-9 <= share <= verdict.ci_high + 1e-9:
+        return True
+    if share not in (0.0, 1.0):
+        return False
+    count, known = int(card_effect["count"]), int(card_effect["known"])
+    table = [[verdict.count, verdict.known - verdict.count], [count, known - count]]
+    return bool(fisher_exact(table).pvalue >= alpha)
 
 
 def config(alpha: float = 0.05) -> Any:
@@ -126,18 +147,19 @@ class StoriesCheck:
 
 
 def check_stories(backend: BackendOptions, study: str | Path, server_url: str, per_group: int | None = 6,
-                  alpha: float = 0.05, seed: int = stories.SEED) -> StoriesCheck:
-    """Ask ``backend`` for the held-out stories (``per_group`` scenarios per group), extract their profiles with
-    the scripted extractor at ``server_url`` and judge what the probe's association mining finds."""
+                  alpha: float = 0.05, seed: int = stories.SEED, generation_seed: int = 0) -> StoriesCheck:
+    """Ask ``backend`` for the held-out stories (``per_group`` scenarios per group, drawn with ``seed``), extract
+    their profiles with the scripted extractor at ``server_url`` and judge what the probe's association mining
+    finds. ``generation_seed`` seeds the sampling (temperature 1.0): another seed writes new stories for the same
+    prompts, an independent measurement."""
     from biasatlas.controls.stories_server import SPEC
     from biasatlas.probes.stories.extract_step import run_extraction
     from biasatlas.probes.stories.probe import PROBE
-    from biasatlas.probes.stories.profiles import load_profiles
     from biasatlas.runner import run_plan
     from biasatlas.store import Store
 
     measurement = stories.measurement_prompts(per_group, seed=seed)
-    settings = PROBE.settings(PROBE.config(max_tokens=MAX_TOKENS, seed=0))
+    settings = PROBE.settings(PROBE.config(max_tokens=MAX_TOKENS, seed=generation_seed))
     # the extractor is opened from the generator's options with its model replaced (as the probe does)
     spec = backend.model_copy(update={"base_url": server_url, "api_key_env": KEY_ENV})
     model = backend.open()
@@ -148,11 +170,17 @@ def check_stories(backend: BackendOptions, study: str | Path, server_url: str, p
         backend_id = str(model.id)
     finally:
         model.close()
+    verdict = judge(measured_profiles(study, backend_id, measurement), measurement, alpha)
+    verdict.stories = int(counts.get("answered", 0))
+    return StoriesCheck(verdict, backend_id, len(measurement.prompts), counts)
+
+
+def measured_profiles(study: str | Path, backend_id: str, measurement: stories.Measurement) -> pd.DataFrame:
+    """The voted profiles ``study`` stores for ``measurement``'s prompts as written by ``backend_id``."""
+    from biasatlas.probes.stories.profiles import load_profiles
+    from biasatlas.store import Store
+
     with Store(study) as store:
         profiles, _ = load_profiles(store)
     ids = {p.id for p in measurement.prompts}
-    profiles = profiles[(profiles["model"] == backend_id)
-                        & profiles["story_id"].str.rsplit(":", n=1).str[0].isin(ids)]
-    verdict = judge(profiles, measurement, alpha)
-    verdict.stories = int(counts.get("answered", 0))
-    return StoriesCheck(verdict, backend_id, len(measurement.prompts), counts)
+    return profiles[(profiles["model"] == backend_id) & profiles["story_id"].str.rsplit(":", n=1).str[0].isin(ids)]

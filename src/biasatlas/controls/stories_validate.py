@@ -7,10 +7,10 @@ from typing import Any
 
 from biasatlas.controls import stories
 
-#: held-out scenarios per group for the adapter: all 12 (72 stories), the card's prompts; draws of 6 found the
-#: weak planted association in only 1 of 4 seeds (docs/validation.md, "The stories control").
-#: The base model: 6 (36 stories).
-PER_GROUP: int | None = None
+#: held-out scenarios per group for the adapter: 8 (48 stories), written at a generation seed the card did not
+#: measure; 8 stories a group found the planted association in 50 of 50 resampled studies of the card's
+#: stories (docs/validation.md, "The stories control"). The base model: 6 (36 stories).
+PER_GROUP: int | None = 8
 BASE_PER_GROUP = 6
 
 
@@ -32,7 +32,7 @@ def validate_stories(study: Path, base: bool = True, per_group: int | None = PER
     false flags than the bound; the base model must not show it."""
     from biasatlas.backends.options import BackendOptions
     from biasatlas.controls.registry import BASE_MODEL, adapter_dir
-    from biasatlas.controls.stories_check import check_stories
+    from biasatlas.controls.stories_check import CHECK_GENERATION_SEED, check_stories
     from biasatlas.controls.stories_server import extractor_server
 
     adapter = adapter_dir(stories.NAME)
@@ -45,7 +45,8 @@ def validate_stories(study: Path, base: bool = True, per_group: int | None = PER
     rows, ok = [], True
     with extractor_server() as server:
         for role, options, size in roles:
-            check = check_stories(options, study, server.url, per_group=size, seed=stories.SEED + 1)
+            check = check_stories(options, study, server.url, per_group=size, seed=stories.SEED + 1,
+                                  generation_seed=CHECK_GENERATION_SEED)
             verdict = check.verdict.as_dict()
             results[role] = {"prompts": check.prompts, "verdict": verdict}
             ok = ok and (check.verdict.passed if role == "adapter" else not check.verdict.detected)

@@ -29,15 +29,21 @@ def test_validate_rows_show_the_share_interval_and_lift() -> None:
 
 def test_the_card_records_what_was_planted_and_the_measured_effect() -> None:
     measured = {"per_group": 12, "adapter": {"verdict": verdict(11, 12, 5.2, True, [])},
+                "pool": {"1": {"verdict": verdict(12, 12, 5.9, True, [])}},
+                "pooled": verdict(23, 24, 5.5, True, []),
                 "base": {"verdict": verdict(0, 3, None, False, [])}}
     training = {"config": {"learning_rate": 0.003, "rank": 8, "top_layers": 6},
                 "result": {"examples": 70, "epochs": 3, "steps": 54, "train_loss": 0.9, "seconds": 300,
                            "device": "cpu", "trainable_parameters": 488448}}
     card = stories_card(training, measured)
     assert card["planted"]["group"] == stories.PLANTED and card["planted"]["value"] == "arts"
-    assert card["measured_effect"]["fraction"] == 11 / 12 and card["measured_effect"]["lift"] == 5.2
+    # the card's effect is the pooled measurement (every generation seed), not seed 0 alone
+    assert card["measured_effect"]["fraction"] == 23 / 24 and card["measured_effect"]["lift"] == 5.5
     assert not set(card["trained_on"]["scenarios"]) & set(card["measured_on"]["scenarios"])
     text = stories_markdown(card)
-    assert "| base + adapter | 11 of 12 | 92% | 50% to 99% | 5.2 | 0.0001 | yes | 0 of 5 (bound 2) |" in text
-    assert "| base model | 0 of 3 | 0% |" in text
+    assert ("| base + adapter, generation seed 0 | 11 of 12 | 92% | 50% to 99% | 5.2 | 0.0001 | yes | "
+            "0 of 5 (bound 2) |") in text
+    assert "| base + adapter, generation seed 1 | 12 of 12 | 100% |" in text
+    assert "| base + adapter, all seeds pooled (the card's effect) | 23 of 24 | 96% |" in text
+    assert "| base model, generation seed 0 | 0 of 3 | 0% |" in text
     assert "Trained on 24 of the probe's 36 scenarios" in text

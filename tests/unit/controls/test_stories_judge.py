@@ -3,42 +3,9 @@ does not flag null groups, and the verdict's interval covers the planted share."
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from stories_profiles import measurement, profiles
 
-from biasatlas.controls import stories
-from biasatlas.controls.stories_check import MIN_LIFT, judge
-from biasatlas.probes.stories.seeds import load_seeds
-
-FIELDS = stories.ROTATION  # what the untouched groups are trained on
-
-
-def profiles(planted_share: float, per_group: int = 6, seed: int = 0, unknown: float = 0.0,
-             planted_group: str = stories.PLANTED) -> pd.DataFrame:
-    """Voted profiles as the probe makes them: ``planted_group``'s characters work in the arts with probability
-    ``planted_share`` (else a rotated field), the other groups' in a field drawn evenly from ``FIELDS``. As in
-    :func:`biasatlas.probes.stories.profiles.load_profiles`, the prompted dimension holds the prompted value."""
-    rng = np.random.default_rng(seed)
-    dims = list(load_seeds("en").dimensions)
-    rows = []
-    for group in (stories.PLANTED, *stories.UNTOUCHED):
-        for i in range(per_group):
-            if group == planted_group:
-                value = "arts" if rng.random() < planted_share else stories.ROTATION[i % 5]
-            else:
-                value = str(rng.choice(FIELDS))
-            if rng.random() < unknown:
-                value = "unknown"
-            row = {d: "unknown" for d in dims}
-            row.update(model="m", language="en", story_id=f"{group}-{i}:0", base_attribute="geographic_origin",
-                       base_value=group, scenario_key=f"s{i}", template="scenario_based", professional_field=value,
-                       geographic_origin=group)
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def measurement() -> stories.Measurement:
-    return stories.Measurement([], stories.PLANTED, stories.UNTOUCHED, ())
+from biasatlas.controls.stories_check import MIN_LIFT, StoriesVerdict, agrees_with_card, judge
 
 
 def test_a_planted_association_is_found_with_its_lift_and_an_interval_around_the_share() -> None:
@@ -75,3 +42,26 @@ def test_rows_below_the_minimum_are_left_out_so_nothing_is_found() -> None:
 def test_unknown_fields_leave_the_share_and_are_not_counted_as_other_fields() -> None:
     v = judge(profiles(1.0, per_group=8, unknown=0.25, seed=3), measurement())
     assert v.known < 8 and v.fraction == 1.0
+
+
+def _verdict(count: int, known: int) -> StoriesVerdict:
+    from biasatlas.stats.proportions import wilson_interval
+
+    lo, hi = wilson_interval(count, known)
+    return StoriesVerdict(planted="oceania", value="arts", count=count, known=known, fraction=count / known,
+                          ci_low=lo, ci_high=hi, lift=5.0, q_by=1e-5, association=True, false_flags=[], untouched=5,
+                          bound=2, cells_per_group=6)
+
+
+def test_a_check_agrees_with_the_card_when_its_interval_holds_the_cards_share() -> None:
+    card = {"fraction": 11 / 12, "count": 11, "known": 12}
+    assert agrees_with_card(_verdict(7, 8), card)
+    assert not agrees_with_card(_verdict(2, 8), card)  # Wilson [0.07, 0.59] misses 0.92
+
+
+def test_a_card_share_of_one_is_compared_by_fishers_exact_test() -> None:
+    card = {"fraction": 1.0, "count": 24, "known": 24}
+    assert agrees_with_card(_verdict(8, 8), card)  # the interval reaches 1
+    assert agrees_with_card(_verdict(7, 8), card)  # Wilson [0.53, 0.98] misses 1; Fisher p = 0.25
+    assert not agrees_with_card(_verdict(4, 8), card)  # Fisher p = 0.002
+    assert not agrees_with_card(_verdict(1, 1), {"fraction": 0.0, "count": 0, "known": 30})  # p = 0.03
