@@ -12,7 +12,9 @@ before the job. A second build planted "Central Asia": its stories of "Central o
 the arts too, through the shared word, and the planted share, 4 of 10, fell short; a third, Oceania with
 one job word, 4 epochs and 20 of 70 stories planted, gave painters to Europe and Latin America nearly as
 often (the stories' mix, not the origin): hence half the stories planted and 8 epochs, the shipped
-build. A fifth, 24 planted and 10 per other group for 6 epochs, found only 7 of 12 Oceania painters.)
+build. A fifth, 24 planted and 10 per other group for 6 epochs, found only 7 of 12 Oceania painters. Until
+2026-11-27 the shipped build adapted the top 6 layers at 3e-3 (lift 3.2; 2.3 on a rebuild); the top 16 at 5e-3
+removed the painters of other origins: lift 5.4-6.0, on a rebuild too (registry.TRAIN_CONFIGS).)
 The adapter is trained on 24 of the probe's 36 scenarios and measured on the 12 others (never on a
 trained prompt).
 """
