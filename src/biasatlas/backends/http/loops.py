@@ -50,14 +50,23 @@ class InlineLoop:
 
     def call(self, coro: Coroutine[Any, Any, R], timeout: float | None = None) -> R:
         """Run a coroutine to completion on the loop."""
+        if self.loop.is_running():  # left so by an interrupt (see stop()): refuse cleanly, no "never awaited"
+            coro.close()
+            raise BackendError("the request loop was interrupted and cannot run more requests")
         return self.loop.run_until_complete(asyncio.wait_for(coro, timeout) if timeout else coro)
 
     def stop(self) -> None:
         if self.loop.is_closed():
             return
-        pending = [t for t in asyncio.all_tasks(self.loop) if not t.done()]
+        current = asyncio.current_task(self.loop) if self.loop.is_running() else None
+        pending = [t for t in asyncio.all_tasks(self.loop) if not t.done() and t is not current]
         for task in pending:
             task.cancel()
+        if self.loop.is_running():
+            # a Ctrl-C raised inside the loop's own bookkeeping (uvloop's _pause_signals) can leave it marked
+            # running: it can be neither run to finish the cancelled tasks nor closed, and trying would raise
+            # a RuntimeError in place of the KeyboardInterrupt. Leave it to a later stop() or the process's exit.
+            return
         if pending:
             self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         self.loop.run_until_complete(self.loop.shutdown_asyncgens())

@@ -76,3 +76,35 @@ def test_both_runners_run_on_the_loop_asked(
         assert runner.call(answer(), timeout=5) == 42
     finally:
         runner.stop()
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("kind", ["uvloop", "asyncio"])
+def test_stopping_a_loop_an_interrupt_left_running_does_not_hide_the_interrupt(
+        monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """A Ctrl-C raised inside the loop's own bookkeeping (uvloop's ``_pause_signals``) can leave the inline loop
+    marked running; closing the backend then must not raise "this event loop is already running" in place of
+    the KeyboardInterrupt (CI run of test_signals, 2026-11-27: exit 1 with a traceback instead of 130)."""
+    monkeypatch.setenv("BIASATLAS_EVENT_LOOP", kind)
+    inline = InlineLoop()
+
+    async def sleeper() -> None:
+        await asyncio.sleep(3600)
+
+    task = inline.loop.create_task(sleeper())
+
+    async def closing() -> None:
+        pass
+
+    async def stop_while_running() -> None:
+        await asyncio.sleep(0)
+        # the loop is running here, as after such an interrupt: closing the client is refused cleanly (no
+        # "coroutine was never awaited"), and stop() does not raise
+        with pytest.raises(BackendError, match="interrupted"):
+            inline.call(closing())
+        inline.stop()
+
+    inline.loop.run_until_complete(stop_while_running())
+    assert task.cancelling() or task.cancelled()  # its tasks are cancelled all the same
+    inline.stop()  # once the loop has returned, stop() finishes the job
+    assert inline.loop.is_closed() and task.cancelled()
