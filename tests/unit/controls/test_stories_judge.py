@@ -65,3 +65,25 @@ def test_a_card_share_of_one_is_compared_by_fishers_exact_test() -> None:
     assert agrees_with_card(_verdict(7, 8), card)  # Wilson [0.53, 0.98] misses 1; Fisher p = 0.25
     assert not agrees_with_card(_verdict(4, 8), card)  # Fisher p = 0.002
     assert not agrees_with_card(_verdict(1, 1), {"fraction": 0.0, "count": 0, "known": 30})  # p = 0.03
+
+
+def test_agreement_with_the_card_holds_at_the_planted_rate_and_fails_far_from_it() -> None:
+    """Planted truth: card (24 stories) and check (8) drawn from one true arts share mostly agree; a check
+    drawn from a share far below does not. The card's share is itself an estimate, so a 95% interval of the
+    check holds it less often than 95% away from the boundary (measured: 0.99 at 0.97, 0.93 at 0.9, 0.86 at
+    0.75); the control's share is near 1, where the check agrees in 99% of draws."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+
+    def agreement(card_rate: float, check_rate: float, draws: int = 400) -> float:
+        hits = 0
+        for _ in range(draws):
+            card_count = int(rng.binomial(24, card_rate))
+            card = {"fraction": card_count / 24, "count": card_count, "known": 24}
+            hits += agrees_with_card(_verdict(int(rng.binomial(8, check_rate)), 8), card)
+        return hits / draws
+
+    for rate, least in ((0.97, 0.95), (0.9, 0.9), (0.75, 0.8)):
+        assert agreement(rate, rate) >= least, rate
+    assert agreement(0.97, 0.4) <= 0.1
