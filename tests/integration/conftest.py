@@ -48,7 +48,45 @@ def llama_pair(llama_servers: ModuleType, q8_gguf: Path) -> Iterator[Any]:
     Tests must not depend on what another test asked before them: the servers keep only the last
     prompt's key/value cache, which changes speed, not answers beyond llama.cpp's own rounding."""
     with llama_servers.llama_fleet(q8_gguf, 2, n_ctx=2048) as fleet:
+        _SHARED.fleet = fleet
         yield fleet
+        _SHARED.fleet = None
+
+
+class _Shared:
+    """The session's shared llama.cpp servers once started, and the test during which one died."""
+
+    fleet: Any = None
+    died_in: str | None = None
+
+
+_SHARED = _Shared()
+_USES_SERVER = {"llama_pair", "llama_url"}
+
+
+@pytest.fixture(autouse=True)
+def _llama_alive(request: pytest.FixtureRequest) -> None:
+    """A test that needs the shared servers after one of them died fails at once with the one reason
+    (not with a connection error after its retries)."""
+    if _SHARED.died_in is not None and _USES_SERVER & set(request.fixturenames):
+        pytest.fail(f"the shared llama.cpp server died during {_SHARED.died_in} (reported there)", pytrace=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """When a shared llama.cpp server has died, the failing test says so in one line: how it exited, after how
+    many requests, and where its log is, in place of the connection errors that followed."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if _SHARED.fleet is None or _SHARED.died_in is not None:
+        return
+    if not _USES_SERVER & set(getattr(item, "fixturenames", ())):
+        return
+    line = _SHARED.fleet.dead()
+    if line is not None:
+        _SHARED.died_in = item.nodeid
+        report.outcome = "failed"
+        report.longrepr = line
 
 
 @pytest.fixture(scope="session")

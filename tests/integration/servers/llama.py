@@ -18,6 +18,8 @@ import asyncio
 import importlib.util
 import json
 import os
+import re
+import signal
 import socket
 import subprocess
 import sys
@@ -25,7 +27,7 @@ import time
 import urllib.request
 from collections import deque
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -89,10 +91,12 @@ def _started(model: Path, alias: str, threads: int, n_ctx: int) -> Iterator[tupl
 
 
 class Fleet(NamedTuple):
-    """Running servers: their base URLs and process ids."""
+    """Running servers: their base URLs, process ids, processes and log files."""
 
     urls: list[str]
     pids: list[int]
+    procs: Sequence[subprocess.Popen[bytes]] = ()
+    logs: Sequence[Path] = ()
 
     def cpu_s(self) -> float:
         """CPU seconds (user + system) the servers have used so far (Linux /proc)."""
@@ -102,6 +106,32 @@ class Fleet(NamedTuple):
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             total += int(fields[11]) + int(fields[12])  # utime, stime
         return total / tick
+
+    def dead(self) -> str | None:
+        """One line for the first server that has exited (how, after how many requests, its log), else None."""
+        for proc, log in zip(self.procs, self.logs, strict=True):
+            if proc.poll() is not None:
+                return exit_line(proc.returncode, log)
+        return None
+
+
+def requests_served(log: Path) -> int:
+    """The model requests (POST) a server answered or took, from uvicorn's access lines in its log."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return 0
+    return len(re.findall(r'"POST /v1/', text))
+
+
+def exit_line(returncode: int, log: Path) -> str:
+    """'the llama.cpp server exited with signal 11 after 12 answered requests: see its log at ...'."""
+    how = f"signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
+    if returncode < 0:
+        with suppress(ValueError):  # a signal number Python does not name
+            how += f" ({signal.Signals(-returncode).name})"
+    served = requests_served(log)
+    return f"the llama.cpp server exited with {how} after {served} answered requests: see its log at {log}"
 
 
 @contextmanager
@@ -120,14 +150,15 @@ def llama_fleet(
         while waiting:
             proc, url, log_path = waiting[0]
             if proc.poll() is not None:
-                raise RuntimeError(f"llama.cpp server exited with {proc.returncode}; see {log_path}")
+                raise RuntimeError(exit_line(proc.returncode, log_path) + " (before it was ready)")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"llama.cpp server did not start within {START_S} s; see {log_path}")
             if _ready(url):
                 waiting.pop(0)
             else:
                 time.sleep(0.5)
-        yield Fleet([url for _, url, _ in servers], [proc.pid for proc, _, _ in servers])
+        yield Fleet([url for _, url, _ in servers], [proc.pid for proc, _, _ in servers],
+                    [proc for proc, _, _ in servers], [log for _, _, log in servers])
 
 
 @contextmanager
