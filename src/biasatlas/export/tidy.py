@@ -13,7 +13,7 @@ from typing import Any
 
 from biasatlas.export.columns import STATISTICS
 from biasatlas.stats.families import family_label
-from biasatlas.stats.quality import Quality, answer_flags, not_tested, units_flag
+from biasatlas.stats.quality import Quality, answer_flags, attainable_flag, not_tested, units_flag
 
 Row = dict[str, Any]
 CONTACT_CELL = ("model", "mode", "language", "scale")
@@ -77,11 +77,13 @@ def contact_rows(summary: dict[str, Any]) -> list[Row]:
         units = (b or 0) + (c or 0) if kind == "mcnemar" and b is not None else (
             test.get("varying_sets") if kind == "cochran" else test.get("n"))
         quality = _row_flags(base, test, kind, units, alpha, name)
+        quality.merge(attainable_flag(test.get("min_p"), alpha, name))
         common: Row = {
             "source": "tests", "model": test.get("model"), "mode": test.get("mode"),
             "language": test.get("language"), "scale": test.get("scale"), "measure": test.get("measure"),
             "comparison": test.get("comparison"), "alpha": alpha, "n": test.get("n"),
-            "n_unit": "prompt sets (samples aggregated first) read under every framing compared",
+            "n_unit": test.get("n_unit") or "prompt sets (samples aggregated first) read under every framing compared",
+            "units": test.get("units"),
             "aggregation": _AGGREGATION.get(str(test.get("measure"))),
             **run_columns(summary.get("runs"), test.get("model")), "samples": test.get("samples"),
         }
@@ -96,7 +98,7 @@ def contact_rows(summary: dict[str, Any]) -> list[Row]:
         if kind == "mcnemar":
             row.update(estimate=test.get("effect"), estimand="change in the proportion of biased prompt sets "
                        "(framing − none)", ci_low=test.get("ci_low"), ci_high=test.get("ci_high"),
-                       ci_method="Newcombe method 10 (paired proportions)",
+                       ci_method=test.get("ci_method") or "Newcombe method 10 (paired proportions)",
                        statistic_name="min(b, c): the smaller discordant count (exact binomial test)")
         elif kind == "paired_t":
             row.update(estimate=test.get("effect"), estimand=test.get("effect_name"), ci_low=test.get("ci_low"),

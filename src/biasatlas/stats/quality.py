@@ -8,7 +8,6 @@ finding; the overview shows the flag instead of the interval.
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -99,30 +98,26 @@ def _fisher_min(alpha: float) -> int:
     return n
 
 
-def _cochran_q(rows: tuple[tuple[int, ...], ...]) -> float:
-    k = len(rows[0])
-    columns = [sum(r[j] for r in rows) for j in range(k)]
-    totals = [sum(r) for r in rows]
-    n = sum(totals)
-    denominator = k * n - sum(t * t for t in totals)
-    return (k - 1) * (k * sum(c * c for c in columns) - n * n) / denominator if denominator else 0.0
-
-
-#: the exhaustive search stops here (k = 3: 6 patterns, 18,564 tables at 12 rows); beyond it: no rule
-_COCHRAN_SEARCH = 12
+#: the exact conditional Cochran's Q (k = 3) has its smallest p when every differing set points to one framing
+_COCHRAN_SEARCH = 60
 
 
 @lru_cache(maxsize=64)
 def _cochran_min(alpha: float, k: int) -> int | None:
-    """Smallest number of rows that differ across the k conditions at which Cochran's Q can exceed its
-    chi-squared critical value (rows every condition agrees on add nothing to Q); searched exhaustively."""
-    from scipy.stats import chi2
+    """Smallest number of sets that differ across the k = 3 framings at which Cochran's Q's exact conditional p
+    (:func:`biasatlas.stats.clustered.cochran_exact`, the test the contact probe runs) can fall below alpha.
 
-    critical = chi2.ppf(1 - alpha, k - 1)
-    patterns = [p for p in itertools.product((0, 1), repeat=k) if 0 < sum(p) < k]
+    Each differing set takes one of its 3 patterns with probability 1/3, so the most extreme table of m such
+    sets has p = 3 × 3^-m (the chi-squared approximation let p 0.0498 through at 3 sets, where the exact p is
+    0.111); computed with the test itself, not the closed form."""
+    import numpy as np
+
+    from biasatlas.stats.clustered import cochran_exact
+
+    if k != 3:
+        return None
     for m in range(1, _COCHRAN_SEARCH + 1):
-        best = max(_cochran_q(rows) for rows in itertools.combinations_with_replacement(patterns, m))
-        if best > critical:
+        if cochran_exact(np.array([[1, 0, 0]] * m)).min_p < alpha:
             return m
     return None
 
@@ -140,8 +135,9 @@ RULES: dict[str, str] = {
     "fisher": "stories in the 2 x 2 table of the cell (at most the stories analysed): the most extreme table "
     "of n stories (balanced margins, perfect association) has one-sided p = 1 / C(n, n // 2), so below this many "
     "no cell can reach p < alpha",
-    "cochran": "prompt sets whose decision differs across the framings: below this many Cochran's Q cannot "
-    "exceed its chi-squared critical value (searched over every pattern of differing rows)",
+    "cochran": "prompt sets whose decision differs across the framings: below this many the exact conditional "
+    "Cochran's Q (each differing set's pattern equally likely under the null) cannot reach p < alpha: its "
+    "smallest p is 3 × 3^-m",
 }
 
 
@@ -171,6 +167,18 @@ def units_flag(kind: str, units: Any, alpha: float, label: str, k: int = 3) -> Q
     if int(units) < need:
         quality.add("too_few_units", f"too few units for {label}: {int(units)} {RULES[kind].split(':')[0]}, "
                     f"it needs >= {need} to reach p < {alpha:g}")
+    return quality
+
+
+def attainable_flag(min_p: Any, alpha: float, label: str) -> Quality:
+    """``too_few_units`` when an exact test's smallest attainable p (``min_p``, from its null distribution on
+    these units) is not below ``alpha``: whatever the answers, it could not find an effect."""
+    quality = Quality()
+    if min_p is None or (isinstance(min_p, float) and math.isnan(min_p)):
+        return quality
+    if float(min_p) >= alpha:
+        quality.add("too_few_units", f"too few units for {label}: its smallest attainable p on these "
+                    f"questions is {float(min_p):.3g}, not below {alpha:g}")
     return quality
 
 

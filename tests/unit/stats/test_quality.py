@@ -7,9 +7,10 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest, chi2
+from scipy.stats import binomtest
 from statsmodels.stats.contingency_tables import cochrans_q, mcnemar
 
+from biasatlas.stats.clustered import cochran_exact
 from biasatlas.stats.quality import Quality, answer_flags, min_units, not_tested, units_flag
 
 
@@ -30,17 +31,20 @@ def test_sign_test_rules_match_scipy(alpha: float) -> None:
     assert (min_units("mcnemar", 0.05), min_units("paired_t", 0.05), min_units("tost", 0.05)) == (6, 6, 5)
 
 
-def test_cochran_rule_is_the_fewest_differing_sets_whose_q_can_pass_the_critical_value() -> None:
-    need = min_units("cochran", 0.05)
-    assert need == 3
-    critical = chi2.ppf(0.95, 2)
-    patterns = [p for p in itertools.product((0, 1), repeat=3) if 0 < sum(p) < 3]
+def test_cochran_rule_comes_from_the_exact_conditional_test_not_the_chi_squared() -> None:
+    # issue 37.5: at 3 differing sets the chi-squared approximation lets p 0.0498 through, the exact p is 0.111
+    three = np.array([(1, 0, 0)] * 3 + [(1, 1, 1), (0, 0, 0)])
+    assert float(cochrans_q(three).pvalue) < 0.05
+    assert cochran_exact(three).p == pytest.approx(1 / 9)
+    assert (min_units("cochran", 0.05), min_units("cochran", 0.01)) == (4, 6)
 
-    def best(m: int) -> float:  # statsmodels' Q over every table of m differing sets (plus agreeing ones)
-        return max(float(cochrans_q(np.array([*rows, (1, 1, 1), (0, 0, 0)])).statistic)
+    def smallest_p(m: int) -> float:  # brute force: every table of m differing sets, exact p of each
+        patterns = [p for p in itertools.product((0, 1), repeat=3) if 0 < sum(p) < 3]
+        return min(cochran_exact(np.array(rows)).p
                    for rows in itertools.combinations_with_replacement(patterns, m))
 
-    assert best(need) > critical >= best(need - 1)
+    need = min_units("cochran", 0.05)
+    assert smallest_p(need) < 0.05 <= smallest_p(need - 1)
 
 
 def test_units_flag_fires_below_the_rule_only() -> None:
