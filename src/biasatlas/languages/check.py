@@ -19,8 +19,6 @@ from biasatlas.datafiles import DataFileError, load_yaml
 from biasatlas.languages import LanguagePackError, Pack, read_pack
 
 REQUIRED_ROW_KEYS = ("file", "written_by", "native_speaker_reviewed", "validate")
-#: the pack's list of descriptors merged for sharing one wording (issue 37; see _one_wording)
-SAME_WORDING = "same_wording.yaml"
 
 
 @dataclass
@@ -154,12 +152,20 @@ def _check_contact(pack: Pack, report: Report) -> None:
 def _one_wording(pack: Pack, descriptors: tuple[Any, ...], tset: Any, report: Report) -> tuple[Any, ...]:
     """The groups the plan asks (descriptors of one wording merged); a merge ``same_wording.yaml`` does not
     list, or one it lists that the data do not make, is a problem (issue 37)."""
-    from biasatlas.probes.contact.wording import collisions, merges, one_per_wording, slot_classes, wording
+    from biasatlas.probes.contact.wording import (
+        SAME_WORDING,
+        collisions,
+        merges,
+        one_per_wording,
+        read_same_wording,
+        slot_classes,
+        wording,
+    )
 
     slots = slot_classes([tset])
-    groups = one_per_wording(descriptors, slots)
-    made = merges(groups)
     declared = {str(e["keep"]): tuple(str(i) for i in e.get("ids") or ()) for e in read_same_wording(pack.path)}
+    groups = one_per_wording(descriptors, slots, set(declared))
+    made = merges(groups)
     for cluster in collisions(descriptors, slots):
         members = [descriptors[i] for i in cluster]
         keep = next(g for g in groups if g.merged and {g.key, *g.merged_ids} >= {m.key for m in members})
@@ -176,15 +182,6 @@ def _one_wording(pack: Pack, descriptors: tuple[Any, ...], tset: Any, report: Re
                                    f"({keep_id}: {list(made.get(keep_id, ()))})")
     report.figures["descriptors_merged"] = sum(len(ids) for ids in made.values())
     return groups
-
-
-def read_same_wording(folder: Path) -> list[dict[str, Any]]:
-    """The merges a pack lists in ``same_wording.yaml`` (none when it has no such file)."""
-    path = folder / SAME_WORDING
-    if not path.exists():
-        return []
-    data = load_yaml(path)
-    return list((data or {}).get("merged") or []) if isinstance(data, dict) else []
 
 
 def _pack_mmhb(pack: Pack) -> tuple[Any, ...]:

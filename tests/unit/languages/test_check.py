@@ -8,9 +8,9 @@ from typing import Any
 import yaml
 
 from biasatlas.languages import pack, pack_codes
-from biasatlas.languages.check import check_pack, read_same_wording
+from biasatlas.languages.check import check_pack
 from biasatlas.probes.contact.data import descriptors_for
-from biasatlas.probes.contact.wording import merges
+from biasatlas.probes.contact.wording import merges, read_same_wording
 
 TSV = ("ID\tHB AXIS\tSEMANTIC FIELD (SENSE)\tOPTION DESCRIPTON [SL]\tSUGGESTED TRANSLATION [TL]\n"
        "P_D001a\tability\tother\tmasculine_unspec_plural_descriptor\tdiabétiques\n"

@@ -138,3 +138,20 @@ def test_no_two_leakage_groups_of_a_language_share_a_wording() -> None:
             for g in groups():
                 by[_norm(getattr(g, name)(language))].append(g.id)
             assert all(len(ids) == 1 for ids in by.values()), (language, name)
+
+
+def test_a_pack_may_choose_which_id_a_merge_keeps() -> None:
+    # pt "negros" is both P_D019 (body_type) and F_D321 (race_ethnicity: Black); the file order would keep
+    # P_D019 and leave the race axis without Black people: pt's same_wording.yaml keeps F_D321
+    group = next(d for d in descriptors_for("pt") if {"P_D019", "F_D321"} <= {d.key, *d.merged_ids})
+    assert (group.key, group.axis, group.merged_ids) == ("F_D321", "race_ethnicity", ("P_D019",))
+
+
+def test_the_plan_summary_names_the_merges() -> None:
+    from biasatlas.probes.contact.probe import PROBE
+
+    config = ContactConfig(languages=["fr"], axes=["religion"])
+    summary = PROBE.plan_summary(build_prompts(config), config)
+    note = summary["groups"]["fr"]
+    assert (note["given"], note["groups"], note["merged"]) == (48, 47, {"F_D344": ["F_D368"]})
+    assert summary["prompts"] == 47 * 180  # 30 cells x 2 actions x 3 framings a group

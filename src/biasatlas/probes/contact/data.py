@@ -219,9 +219,10 @@ def raw_descriptors_for(language: str, hb_version: str = "v1.0") -> tuple[Descri
 def descriptors_for(language: str, hb_version: str = "v1.0") -> tuple[Descriptor, ...]:
     """The groups of a language, one per wording: descriptors that render alike in a slot its templates
     use are one group (:func:`biasatlas.probes.contact.wording.one_per_wording`)."""
-    from biasatlas.probes.contact.wording import one_per_wording, slot_classes
+    from biasatlas.probes.contact.wording import one_per_wording, read_same_wording, slot_classes
 
-    return one_per_wording(raw_descriptors_for(language, hb_version), slot_classes(template_sets(language)))
+    keep = {str(e["keep"]) for e in read_same_wording(data_root() / "languages" / language)}
+    return one_per_wording(raw_descriptors_for(language, hb_version), slot_classes(template_sets(language)), keep)
 
 
 # ---- templates ------------------------------------------------------------------------------

@@ -6,8 +6,10 @@ answer from the cache, counted under two groups, each group in the other's "rest
 when the language's descriptors are loaded (:func:`biasatlas.probes.contact.data.descriptors_for`):
 
 - the descriptors that share a wording in any slot are one cluster (transitively);
-- the cluster keeps the id that fills the most slots (ties: the first in the file, which lists P_
-  before F_ ids in every MMHB pack), so a feminine-only descriptor does not silence its all-form twin;
+- the cluster keeps the id its pack's ``same_wording.yaml`` names as ``keep`` (a reviewed choice: pt
+  *negro* is kept as F_D321 "Black", race_ethnicity, not P_D019 of body_type), else the id that fills
+  the most slots (ties: the first in the file, which lists P_ before F_ ids in every MMHB pack), so a
+  feminine-only descriptor does not silence its all-form twin;
 - the other ids are recorded on it (``Descriptor.merged``) and fill a slot it has no form for;
 - a cluster keeps its place in the file order, so the plan order of the other groups is unchanged.
 
@@ -19,13 +21,16 @@ groups the full plan asks, so its answers align with a full run's.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from biasatlas.probes.contact.data import SLOT, Descriptor, TemplateSet
 
 #: a slot class: the case the slot names, the noun's agreement and the template set's grammar
 SlotClass = tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, Any], ...]]
+#: a pack's list of its merges (``keep``, ``ids``, ``wording``), checked by ``biasatlas languages check``
+SAME_WORDING = "same_wording.yaml"
 _NOUN = "\u2063"  # a stand-in noun: the same for every descriptor, so it never tells two apart
 
 
@@ -90,20 +95,55 @@ def collisions(descriptors: Sequence[Descriptor], slots: Sequence[SlotClass]) ->
     return [c for c in clusters.values() if len(c) > 1]
 
 
-def one_per_wording(descriptors: Sequence[Descriptor], slots: Sequence[SlotClass]) -> tuple[Descriptor, ...]:
-    """The descriptors with every cluster of one wording merged into one group (module doc)."""
+def one_per_wording(descriptors: Sequence[Descriptor], slots: Sequence[SlotClass],
+                    keep: Collection[str] = ()) -> tuple[Descriptor, ...]:
+    """The descriptors with every cluster of one wording merged into one group (module doc); ``keep``: ids
+    to keep where a cluster holds one."""
     fills = [sum(wording(d, s) is not None for s in slots) for d in descriptors]
     replace: dict[int, Descriptor | None] = {}
     for cluster in collisions(descriptors, slots):
-        keep = min(cluster, key=lambda i: (-fills[i], i))
-        folded = tuple(descriptors[i] for i in cluster if i != keep)
+        kept = min(cluster, key=lambda i: (descriptors[i].key not in keep, -fills[i], i))
+        folded = tuple(descriptors[i] for i in cluster if i != kept)
         for i in cluster:
             replace[i] = None
-        replace[min(cluster)] = dataclasses.replace(descriptors[keep], merged=folded)
+        replace[min(cluster)] = dataclasses.replace(descriptors[kept], merged=folded)
     out = [replace.get(i, d) for i, d in enumerate(descriptors)]
     return tuple(d for d in out if d is not None)
+
+
+def read_same_wording(folder: Path) -> list[dict[str, Any]]:
+    """The merges a pack lists in its ``same_wording.yaml`` (none when it has no such file)."""
+    from biasatlas.datafiles import load_yaml
+
+    path = folder / SAME_WORDING
+    data = load_yaml(path) if path.exists() else None
+    return list(data.get("merged") or []) if isinstance(data, dict) else []
 
 
 def merges(descriptors: Sequence[Descriptor]) -> dict[str, tuple[str, ...]]:
     """Kept id -> the ids folded into it, of the merged groups of a loaded language."""
     return {d.key: d.merged_ids for d in descriptors if d.merged}
+
+
+def plan_note(language: str, hb_version: str = "v1.0", axes: Sequence[str] | None = None) -> dict[str, Any]:
+    """What ``--plan-only`` says of a language's groups: descriptors given and groups asked (of the chosen
+    axes), the merges, and the descriptors of these axes asked under a group of another axis."""
+    from biasatlas.probes.contact.data import descriptors_for, raw_descriptors_for
+
+    def chosen(d: Descriptor) -> bool:
+        return not axes or d.axis in axes
+
+    groups = [g for g in descriptors_for(language, hb_version) if chosen(g)]
+    note: dict[str, Any] = {
+        "given": sum(chosen(d) for d in raw_descriptors_for(language, hb_version)),
+        "groups": len(groups),
+        "merged": {g.key: list(g.merged_ids) for g in groups if g.merged},
+    }
+    elsewhere = {f"{m.axis}:{m.key}": f"{g.axis}:{g.key}" for g in descriptors_for(language, hb_version)
+                 if not chosen(g) for m in g.merged if chosen(m)}
+    if elsewhere:
+        note["asked_under_another_axis"] = elsewhere
+    if note["merged"] or elsewhere:
+        note["why"] = ("descriptors that read as one wording in this language are asked as one group (issue 37; "
+                       "docs/languages.md, 'One group per wording')")
+    return note
