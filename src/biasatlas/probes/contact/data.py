@@ -221,8 +221,13 @@ def descriptors_for(language: str, hb_version: str = "v1.0") -> tuple[Descriptor
     use are one group (:func:`biasatlas.probes.contact.wording.one_per_wording`)."""
     from biasatlas.probes.contact.wording import one_per_wording, read_same_wording, slot_classes
 
+    raw = raw_descriptors_for(language, hb_version)
+    try:
+        slots = slot_classes(template_sets(language))
+    except ContactDataError:  # descriptors without templates: no slot, nothing can share one
+        return raw
     keep = {str(e["keep"]) for e in read_same_wording(data_root() / "languages" / language)}
-    return one_per_wording(raw_descriptors_for(language, hb_version), slot_classes(template_sets(language)), keep)
+    return one_per_wording(raw, slots, keep)
 
 
 # ---- templates ------------------------------------------------------------------------------
