@@ -1,10 +1,11 @@
 """`biasatlas languages check DIR`: validate a language pack before it ships.
 
 Checks that every file the manifest names exists, that every contact slot fills with every
-descriptor (and, for MMHB packs, with the form its noun's gender and number need), that the
+descriptor (and, for MMHB packs, with the form its noun's gender and number need), that no two
+descriptors read as one wording unless the pack's ``same_wording.yaml`` lists their merge, that the
 answer options of each scale are distinct, that the Samaritan phrasings name known groups and
-use their MMHB form where they cite one, and that the readers' word lists and labelled tables
-are present (with their accuracy, see :mod:`biasatlas.languages.readers`).
+use their MMHB form where they cite one (no two with one wording), and that the readers' word
+lists and labelled tables are present (with their accuracy, see :mod:`biasatlas.languages.readers`).
 """
 
 from __future__ import annotations
@@ -84,9 +85,9 @@ def _check_contact(pack: Pack, report: Report) -> None:
     from biasatlas.probes.contact.data import (
         SLOT,
         ContactDataError,
-        descriptors_for,
         fill,
         parse_template_file,
+        raw_descriptors_for,
         yaml_descriptors,
     )
     from biasatlas.probes.contact.plan import default_actions
@@ -104,10 +105,12 @@ def _check_contact(pack: Pack, report: Report) -> None:
             report.problems.append(f"{path.name}: {problem}")
     try:
         descriptors = (_pack_mmhb(pack) if str(pack.files.get("descriptors", "")).endswith(".tsv")
-                       else descriptors_for(pack.code) if pack.code == "en" else yaml_descriptors(pack.code))
+                       else raw_descriptors_for(pack.code) if pack.code == "en" else yaml_descriptors(pack.code))
     except (ContactDataError, OSError, ValueError) as exc:
         report.problems.append(f"descriptors: {exc}")
         return
+    given = len(descriptors)
+    descriptors = _one_wording(pack, descriptors, tset, report)
     if tset.grammar and tset.grammar.get("order") not in ("pre", "post"):
         report.problems.append(f"{path.name}: grammar.order must be pre or post")
     actions = default_actions(pack.code)
@@ -139,10 +142,46 @@ def _check_contact(pack: Pack, report: Report) -> None:
             prompts += 3 * len(tset.scales) * len([a for a in actions if a in cell.actions])
     report.figures.update({
         "cells": len(tset.cells), "scales": sorted(tset.scales), "actions": actions,
-        "descriptors": len(descriptors), "descriptors_used": len(used),
+        "descriptors": given, "groups": len(descriptors),
+        "descriptors_used": len(used),
         "cell_descriptor_pairs_skipped": skipped, "contact_prompts_all_scales": prompts,
         "mmhb_forms_used": dict(forms),
     })
+
+
+def _one_wording(pack: Pack, descriptors: tuple[Any, ...], tset: Any, report: Report) -> tuple[Any, ...]:
+    """The groups the plan asks (descriptors of one wording merged); a merge ``same_wording.yaml`` does not
+    list, or one it lists that the data do not make, is a problem (issue 37)."""
+    from biasatlas.probes.contact.wording import (
+        SAME_WORDING,
+        collisions,
+        merges,
+        one_per_wording,
+        read_same_wording,
+        slot_classes,
+        wording,
+    )
+
+    slots = slot_classes([tset])
+    declared = {str(e["keep"]): tuple(str(i) for i in e.get("ids") or ()) for e in read_same_wording(pack.path)}
+    groups = one_per_wording(descriptors, slots, set(declared))
+    made = merges(groups)
+    for cluster in collisions(descriptors, slots):
+        members = [descriptors[i] for i in cluster]
+        keep = next(g for g in groups if g.merged and {g.key, *g.merged_ids} >= {m.key for m in members})
+        if declared.get(keep.key) != made[keep.key]:
+            shared = next((w for s in slots for w in [wording(members[0], s)]
+                           if w is not None and sum(wording(m, s) == w for m in members) > 1), "?")
+            report.problems.append(
+                f"descriptors {', '.join(m.key for m in members)} read as one wording ({shared!r}): the plan asks "
+                f"them as one group ({keep.key}); list it in {SAME_WORDING} (keep: {keep.key}, ids: "
+                f"{list(made[keep.key])}) or give one of them another wording")
+    for keep_id, ids in declared.items():
+        if made.get(keep_id) != ids:
+            report.problems.append(f"{SAME_WORDING}: {keep_id} + {list(ids)} is not a merge the data make "
+                                   f"({keep_id}: {list(made.get(keep_id, ()))})")
+    report.figures["descriptors_merged"] = sum(len(ids) for ids in made.values())
+    return groups
 
 
 def _pack_mmhb(pack: Pack) -> tuple[Any, ...]:
@@ -183,6 +222,14 @@ def _check_samaritan(pack: Pack, report: Report) -> None:
             if not any(t.casefold() in item["indefinite"].casefold() for t in texts):
                 report.problems.append(f"{groups_path.name}: {item['phrasing']} cites MMHB {ref} but does not use "
                                        "any of its forms")
+    seen: dict[str, str] = {}
+    for item in [groups.get("control") or {}, *groups["phrasings"]]:
+        for key in ("indefinite", "definite"):
+            text = " ".join(str(item.get(key, "")).casefold().split())
+            name = str(item.get("phrasing", "control"))
+            if text and seen.setdefault(f"{key}:{text}", name) != name:
+                report.problems.append(f"{groups_path.name}: {seen[f'{key}:{text}']} and {name} read as one "
+                                       f"wording ({text!r}): two groups, one question (issue 37)")
     n = 0
     for s in scenarios.get("scenarios", []):
         for r in s.get("rephrasings", []):

@@ -16,7 +16,8 @@ from pathlib import Path
 GENDERS = ("masculine", "feminine", "unspec")
 NUMBERS = ("singular", "plural", "unspec")
 _OPTION = re.compile(r"^(masculine|feminine|unspec)_unspec_(singular|plural|unspec)_descriptor$")
-_SUFFIX = re.compile(r"[a-z]$")
+#: the form letter after the id's digits; upstream writes a few in upper case (es P_D006D, P_D009D)
+_SUFFIX = re.compile(r"(?<=\d)[a-zA-Z]$")
 
 
 @dataclass(frozen=True)

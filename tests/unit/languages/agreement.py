@@ -26,7 +26,7 @@ def mmhb_rows(path: Path) -> dict[str, list[tuple[str, str, str]]]:
                 continue
             m = OPTION.match(row[3].strip())
             assert m, row
-            out.setdefault(re.sub(r"[a-z]$", "", row[0].strip()), []).append(
+            out.setdefault(re.sub(r"(?<=\d)[a-zA-Z]$", "", row[0].strip()), []).append(
                 (m.group(1), m.group(2), " ".join(row[4].split())))
     return out
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from biasatlas.languages import packs_root
-from biasatlas.probes.contact.data import SLOT, descriptors_for, fill, template_sets
+from biasatlas.probes.contact.data import SLOT, descriptors_for, fill, mmhb_descriptors, template_sets
 from biasatlas.probes.contact.plan import ContactConfig, build_prompts
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -36,7 +36,9 @@ def _noun_phrase(code: str, noun: str, form: str) -> str:
 def test_every_cell_and_descriptor_takes_the_mmhb_form_of_its_noun(code: str) -> None:
     tset = template_sets(code)["a"]
     rows = mmhb_rows(packs_root() / code / "descriptors.mmhb.tsv")
-    descriptors = {d.key: d for d in descriptors_for(code)}
+    # the pack's descriptors as the file lists them: the plan's merge of two ids of one wording
+    # (issue 37, tests/unit/languages/test_one_wording.py) leaves their forms as they are
+    descriptors = {d.key: d for d in mmhb_descriptors(code)}
     assert set(descriptors) == set(rows)
     assert (tset.grammar["order"] == "pre") == (code in PRE)
     assert bool(tset.grammar.get("marked")) == (code in MARKED)

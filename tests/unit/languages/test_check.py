@@ -9,6 +9,8 @@ import yaml
 
 from biasatlas.languages import pack, pack_codes
 from biasatlas.languages.check import check_pack
+from biasatlas.probes.contact.data import descriptors_for
+from biasatlas.probes.contact.wording import merges, read_same_wording
 
 TSV = ("ID\tHB AXIS\tSEMANTIC FIELD (SENSE)\tOPTION DESCRIPTON [SL]\tSUGGESTED TRANSLATION [TL]\n"
        "P_D001a\tability\tother\tmasculine_unspec_plural_descriptor\tdiabétiques\n"
@@ -31,11 +33,14 @@ def _cell(agree: dict[str, str] | None = None) -> dict[str, Any]:
 
 
 def _write(tmp: Path, *, options: tuple[str, str] = ("Oui", "Non"), agree: dict[str, str] | None = None,
-           files: dict[str, str] | None = None, mmhb_cite: str = "P_D002") -> Path:
+           files: dict[str, str] | None = None, mmhb_cite: str = "P_D002", tsv: str = TSV,
+           same_wording: str | None = None, phrasings: list[dict[str, str]] | None = None) -> Path:
     folder = tmp / "xx"
     (folder / "contact").mkdir(parents=True)
     (folder / "samaritan").mkdir()
-    (folder / "descriptors.mmhb.tsv").write_text(TSV, encoding="utf-8")
+    (folder / "descriptors.mmhb.tsv").write_text(tsv, encoding="utf-8")
+    if same_wording is not None:
+        (folder / "same_wording.yaml").write_text(same_wording, encoding="utf-8")
     (tmp / "words_xx.yaml").write_text("negators: {xx: [pas]}\n", encoding="utf-8")
     templates = {"provenance": {"language": "xx", "native_speaker_reviewed": False},
                  "grammar": {"order": "post", "marked": True},
@@ -47,7 +52,8 @@ def _write(tmp: Path, *, options: tuple[str, str] = ("Oui", "Non"), agree: dict[
     (folder / "samaritan" / "groups.yaml").write_text(yaml.safe_dump({
         "control": {"indefinite": "une personne", "definite": "la personne"},
         "phrasings": [{"phrasing": "Elderly person", "indefinite": "une personne d'âge mûr",
-                       "definite": "la personne d'âge mûr", "mmhb": mmhb_cite}]}, allow_unicode=True))
+                       "definite": "la personne d'âge mûr", "mmhb": mmhb_cite}, *(phrasings or [])]},
+        allow_unicode=True))
     manifest = {"language": "xx", "name": "Test", "default_actions": ["positive", "negative"],
                 "files": files or {"contact_templates": "contact/templates.yaml", "descriptors": "descriptors.mmhb.tsv",
                                    "samaritan_scenarios": "samaritan/scenarios.yaml",
@@ -95,3 +101,38 @@ def test_shipped_packs_and_their_status() -> None:
     assert pack("fr").status.startswith("machine-drafted, not reviewed by a native speaker")
     assert "descriptors.mmhb.tsv" in pack("fr").status
     assert not pack("de").reviewed
+
+
+# issue 37: P_D004 "diabetic (other)" reads as P_D001's "diabétiques" with a masculine plural noun
+COLLIDING = TSV + "P_D004a\tability\tother\tmasculine_unspec_plural_descriptor\tDiabétiques \n"
+
+
+def test_two_descriptors_of_one_wording_are_refused_unless_the_pack_lists_the_merge(tmp_path: Path) -> None:
+    report = check_pack(_write(tmp_path, tsv=COLLIDING))
+    assert not report.ok
+    assert any("P_D001, P_D004 read as one wording ('diabétiques')" in p and "same_wording.yaml" in p
+               for p in report.problems), report.problems
+    listed = "merged:\n- keep: P_D001\n  ids: [P_D004]\n  wording: diabétiques\n"
+    report = check_pack(_write(tmp_path / "b", tsv=COLLIDING, same_wording=listed))
+    assert report.ok, report.problems
+    # the plan's view: one group of the two, three groups of four descriptors
+    assert report.figures["descriptors"] == 4 and report.figures["groups"] == 3
+    assert report.figures["descriptors_merged"] == 1
+
+
+def test_a_listed_merge_the_data_do_not_make_is_refused(tmp_path: Path) -> None:
+    stale = "merged:\n- keep: P_D001\n  ids: [P_D002]\n  wording: diabétiques\n"
+    report = check_pack(_write(tmp_path, same_wording=stale))
+    assert any("not a merge the data make" in p for p in report.problems), report.problems
+
+
+def test_two_samaritan_phrasings_of_one_wording_are_refused(tmp_path: Path) -> None:
+    twin = {"phrasing": "Old person", "indefinite": "une personne d'âge  mûr", "definite": "la personne âgée"}
+    report = check_pack(_write(tmp_path, phrasings=[twin]))
+    assert any("Elderly person and Old person read as one wording" in p for p in report.problems), report.problems
+
+
+def test_every_shipped_pack_lists_the_merges_its_plan_makes() -> None:
+    for code in pack_codes():
+        listed = {str(e["keep"]): tuple(map(str, e["ids"])) for e in read_same_wording(pack(code).path)}
+        assert listed == merges(descriptors_for(code)), code

@@ -1,6 +1,11 @@
 """The language packs must not change an en/de/is plan: prompt ids are those of the code before them.
 
 ``plan_digests.json`` was written by the pre-pack code (main at 485e04c) with the same configurations.
+The en entries hold after issue 37's merge of descriptors of one wording: the English descriptors it
+folds (queer, blue-collar, white-collar, glasses-wearing under their second axis) are in none of these
+plans. The fr and pt entries were written after that merge (fr religion: 47 groups, F_D368 folded into
+F_D344 *catholiques*; pt race_ethnicity: 27 groups, "negros" as F_D321), so that a change to the MMHB
+plans is seen too.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ CONFIGS: dict[str, dict[str, object]] = {
         languages=["en"], axes=["religion"], scales=["frequency"], template_set="b", scenarios=["sports"]),
     "contact/de/a/all/common_goals": dict(languages=["de"], scales=["all"], principles=["common_goals"]),
     "contact/is/a/all/virtual_contact": dict(languages=["is"], scales=["all"], principles=["virtual_contact"]),
+    "contact/fr/a/certainty/religion": dict(languages=["fr"], axes=["religion"]),
+    "contact/pt/a/certainty/race_ethnicity/education": dict(
+        languages=["pt"], axes=["race_ethnicity"], scenarios=["education"]),
 }
 
 

@@ -64,30 +64,49 @@ class Descriptor:
     preference: str | None = None
     #: an MMHB descriptor: its grammatical forms; the slot's gender and number pick one
     mmhb: MMHBEntry | None = None
+    #: descriptors of the same wording folded into this one when the language was loaded
+    #: (:mod:`biasatlas.probes.contact.wording`); they fill a slot this one has no form for
+    merged: tuple[Descriptor, ...] = ()
 
-    def form(self, agree: dict[str, str] | None, grammar: dict[str, Any] | None) -> Form | None:
-        """The MMHB form a slot agreeing with ``agree`` takes (None: none fits, or not MMHB)."""
+    @property
+    def merged_ids(self) -> tuple[str, ...]:
+        """The folded descriptors' keys (``axis:key`` for one listed again under another axis)."""
+        return tuple(m.key if m.key != self.key else f"{m.axis}:{m.key}" for m in self.merged)
+
+    def _own_form(self, agree: dict[str, str] | None, grammar: dict[str, Any] | None) -> Form | None:
         if self.mmhb is None:
             return None
         agree, grammar = agree or {}, grammar or {}
         return self.mmhb.form_for(agree.get("gender", "unspec"), agree.get("number", "unspec"),
                                   bool(grammar.get("marked", False)))
 
+    def _speaker(self, agree: dict[str, str] | None, grammar: dict[str, Any] | None) -> Descriptor | None:
+        """Who fills the slot: this descriptor, else the first folded one with a form for it, else none."""
+        if self.mmhb is None or self._own_form(agree, grammar) is not None:
+            return self
+        return next((m for m in self.merged if m.mmhb is None or m._own_form(agree, grammar) is not None), None)
+
+    def form(self, agree: dict[str, str] | None, grammar: dict[str, Any] | None) -> Form | None:
+        """The MMHB form a slot agreeing with ``agree`` takes (None: none fits, or not MMHB)."""
+        speaker = self._speaker(agree, grammar)
+        return None if speaker is None else speaker._own_form(agree, grammar)
+
     def fits(self, agree: dict[str, str] | None, grammar: dict[str, Any] | None) -> bool:
         """Whether the descriptor can fill a slot of that agreement (always, unless MMHB lacks the form)."""
-        return self.mmhb is None or self.form(agree, grammar) is not None
+        return self._speaker(agree, grammar) is not None
 
     def render(self, noun_forms: dict[str, str], case: str, agree: dict[str, str] | None = None,
                grammar: dict[str, Any] | None = None) -> str:
+        speaker = self._speaker(agree, grammar) or self
         noun = noun_forms[case]
-        if self.mmhb is not None:
-            return _render_mmhb(self, noun, agree or {}, grammar or {})
-        if self.pre is not None:
-            return f"{self.pre.get(case, self.pre.get('pl', ''))} {noun}"
-        if self.post is not None:
-            return f"{noun} {self.post}"
-        assert self.phrase is not None
-        return self.phrase.replace("{noun}", noun).strip()
+        if speaker.mmhb is not None:
+            return _render_mmhb(speaker, noun, agree or {}, grammar or {})
+        if speaker.pre is not None:
+            return f"{speaker.pre.get(case, speaker.pre.get('pl', ''))} {noun}"
+        if speaker.post is not None:
+            return f"{noun} {speaker.post}"
+        assert speaker.phrase is not None
+        return speaker.phrase.replace("{noun}", noun).strip()
 
 
 def _render_mmhb(d: Descriptor, noun: str, agree: dict[str, str], grammar: dict[str, Any]) -> str:
@@ -187,12 +206,28 @@ def mmhb_descriptors(language: str) -> tuple[Descriptor, ...]:
     )
 
 
-def descriptors_for(language: str, hb_version: str = "v1.0") -> tuple[Descriptor, ...]:
+def raw_descriptors_for(language: str, hb_version: str = "v1.0") -> tuple[Descriptor, ...]:
+    """A language's descriptors as its files list them (two may share a wording; see ``descriptors_for``)."""
     if language == "en":
         return holistic_bias_descriptors(hb_version)
     if (data_root() / "languages" / language / "descriptors.mmhb.tsv").exists():
         return mmhb_descriptors(language)
     return yaml_descriptors(language)
+
+
+@cache
+def descriptors_for(language: str, hb_version: str = "v1.0") -> tuple[Descriptor, ...]:
+    """The groups of a language, one per wording: descriptors that render alike in a slot its templates
+    use are one group (:func:`biasatlas.probes.contact.wording.one_per_wording`)."""
+    from biasatlas.probes.contact.wording import one_per_wording, read_same_wording, slot_classes
+
+    raw = raw_descriptors_for(language, hb_version)
+    try:
+        slots = slot_classes(template_sets(language))
+    except ContactDataError:  # descriptors without templates: no slot, nothing can share one
+        return raw
+    keep = {str(e["keep"]) for e in read_same_wording(data_root() / "languages" / language)}
+    return one_per_wording(raw, slots, keep)
 
 
 # ---- templates ------------------------------------------------------------------------------

@@ -149,6 +149,11 @@ class ContactProbe(Probe):
             if not counts:
                 del summary["factors"][factor]
         summary["prompt_sets"] = len({p.meta["set_id"] for p in prompts})
+        if isinstance(config, ContactConfig) and config.templates is None:  # our templates: groups per language
+            from biasatlas.probes.contact.wording import plan_note
+
+            summary["groups"] = {lang: plan_note(lang, config.hb_version, config.axes)
+                                 for lang in config_languages(config)}
         return summary
 
     def outcomes(self, store: Store) -> pd.DataFrame:

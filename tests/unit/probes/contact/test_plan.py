@@ -30,7 +30,9 @@ def test_template_sets_cover_every_cell(language: str, name: str) -> None:
 
 
 def test_english_full_plan_has_the_papers_size() -> None:
-    n_desc = len(holistic_bias_descriptors("v1.0"))
+    # one group per wording (issue 37): the four descriptors HolisticBias lists under two axes are asked once
+    n_desc = len(descriptors_for("en"))
+    assert n_desc == len(holistic_bias_descriptors("v1.0")) - 4
     prompts = build_prompts(ContactConfig(language="en"))
     sets = {p.meta["set_id"] for p in prompts}
     # 6 principles × 5 scenarios × 2 actions × every descriptor, per scale; 3 framings per set
