@@ -14,6 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from biasatlas.report.cells import format_p
+
 COLUMNS = ["model", "language", "measure", "estimate", "ci_low", "ci_high", "test", "n", "p", "p_adj", "significant",
            "flags", "flag_notes", "family", "correction", "probability_effect", "scale", "seed", "samples", "mde",
            "mde_note"]
@@ -25,6 +27,20 @@ def model_label(frame: pd.DataFrame) -> pd.Series:
         return frame["model"].astype(str)
     modes = frame.groupby("model")["mode"].transform("nunique")
     return frame["model"].astype(str).where(modes <= 1, frame["model"].astype(str) + " (" + frame["mode"] + ")")
+
+
+#: the headline's text columns: a missing value stays None (pandas would make it NaN, and NaN prints "nan")
+TEXT = ("mode", "scale", "measure", "test", "flags", "flag_notes", "family", "correction", "probability_effect",
+        "seed", "samples", "mde_note")
+
+
+def _texts(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text column of object dtype, None where missing (never NaN or the string "nan")."""
+    for column in TEXT:
+        if column in frame.columns:
+            values = frame[column].astype(object)
+            frame[column] = values.where(values.notna(), None)
+    return frame
 
 
 def _missing(value: Any) -> bool:
@@ -54,7 +70,7 @@ def contact_headline(summary: dict[str, Any]) -> pd.DataFrame:
             probability = (f"ΔP(biased) {shift['estimate']:+.3f} [{shift['ci_low']:+.3f}, {shift['ci_high']:+.3f}]"
                            if not _missing(shift.get("ci_low")) else f"ΔP(biased) {shift['estimate']:+.3f}")
             if test is not None and not _missing(test.get("p_adj")):
-                probability += f", adjusted p {test['p_adj']:.3g} (paired t on log-odds)"
+                probability += f", adjusted p {format_p(test['p_adj'])} (paired t on log-odds)"
         if probability is None and "one_option" in str(r.get("flags") or ""):
             probability = "no probability-level effect: generate mode has no option probabilities (--mode choice)"
         out.append({
@@ -69,7 +85,7 @@ def contact_headline(summary: dict[str, Any]) -> pd.DataFrame:
     frame = pd.DataFrame(out)
     if frame.empty:
         return pd.DataFrame(columns=COLUMNS)
-    return frame.assign(model=model_label(frame))[COLUMNS]
+    return _texts(frame.assign(model=model_label(frame))[COLUMNS])
 
 
 def samaritan_headline(summary: dict[str, Any]) -> pd.DataFrame:
@@ -96,7 +112,7 @@ def samaritan_headline(summary: dict[str, Any]) -> pd.DataFrame:
             "family": r.get("family"), "correction": r.get("correction"), "probability_effect": None,
             "seed": r.get("seed"), "samples": r.get("samples"), "mde": r.get("mde"), "mde_note": r.get("mde_note"),
         })
-    return pd.DataFrame(out, columns=COLUMNS)
+    return _texts(pd.DataFrame(out, columns=COLUMNS))
 
 
 def leakage_headline(summary: dict[str, Any]) -> pd.DataFrame:
@@ -109,7 +125,7 @@ def leakage_headline(summary: dict[str, Any]) -> pd.DataFrame:
         "estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "test": r["test"], "n": r["n"],
         "p": math.nan, "p_adj": math.nan, "significant": False, "flags": r["flags"], "flag_notes": r["flag_notes"],
     } for r in statistics_rows("leakage", summary) if r.get("source") == "dropped_fits"]
-    return pd.DataFrame(out, columns=COLUMNS)
+    return _texts(pd.DataFrame(out, columns=COLUMNS))
 
 
 HEADLINES: dict[str, Callable[[dict[str, Any]], pd.DataFrame]] = {

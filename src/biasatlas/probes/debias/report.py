@@ -13,6 +13,7 @@ import pandas as pd
 
 from biasatlas.probes.debias.config import TITLE
 from biasatlas.probes.debias.evaluate import GROUPINGS
+from biasatlas.report.cells import format_p
 from biasatlas.report.compare import p_cell, side_by_side
 from biasatlas.report.html import Section
 from biasatlas.report.publish import column_label
@@ -86,7 +87,7 @@ def side_by_side_tables(comps: list[dict[str, Any]]) -> dict[str, pd.DataFrame]:
         if not parts:
             continue
         long = pd.concat(parts, ignore_index=True)
-        long["McNemar p"] = long["McNemar p"].map(lambda v: "–" if v is None or pd.isna(v) else f"{v:.3g}")
+        long["McNemar p"] = long["McNemar p"].map(format_p)
         long["p adj (BH)"] = long["p adj (BH)"].map(p_cell)
         values = [c for c in long.columns if c not in (*by, "model")]
         out[name] = side_by_side(long, by, {c: column_label(c) for c in values})
