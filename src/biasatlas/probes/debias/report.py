@@ -206,7 +206,7 @@ def sections(summary: dict[str, Any]) -> list[Section]:
             section.add_text(
                 f"Mean P(unbiased answer): {shift['mean_before']:.3f} before, {shift['mean_after']:.3f} after "
                 f"(paired t-test, n={shift['n']}, mean difference 95% CI [{_num(shift['ci_low'])}, "
-                f"{_num(shift['ci_high'])}], d_z={_num(shift['effect'], '.2f')}, p={_num(shift['p'], '.3g')})."
+                f"{_num(shift['ci_high'])}], d_z={_num(shift['effect'], '.2f')}, p={format_p(shift['p'])})."
             )
         if comp.get("training"):
             section.add_table(_training_table(comp["training"]), f"{comp['setting']}: LoRA training")
@@ -216,8 +216,8 @@ def sections(summary: dict[str, Any]) -> list[Section]:
             section.add_text(
                 f"QA quality ({q['setting']}): ROUGE-L F1 {q['rouge_l_before']:.3f} before, "
                 f"{q['rouge_l_after']:.3f} after, n={q['n']} questions; mean difference 95% CI "
-                f"[{_num(d['ci_low'])}, {_num(d['ci_high'])}] (paired t-test p={_num(d['p'], '.3g')}, "
-                f"d_z={_num(d['effect'], '.2f')}); Wilcoxon signed-rank p={_num(w['p'], '.3g')} "
+                f"[{_num(d['ci_low'])}, {_num(d['ci_high'])}] (paired t-test p={format_p(d['p'])}, "
+                f"d_z={_num(d['effect'], '.2f')}); Wilcoxon signed-rank p={format_p(w['p'])} "
                 "(– where the answers did not change at all)."
             )
             section.add_table(pd.DataFrame(q["examples"]), f"{q['setting']}: QA answers (first 10)")
