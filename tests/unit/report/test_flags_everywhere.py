@@ -120,6 +120,9 @@ def test_summary_json_carries_the_flags_of_every_group_and_the_persona(study: Pa
     assert persona["fake:few"]["default_groups"] == [] and persona["fake:few"]["differing_groups"] == []
     assert persona["fake:few"]["flagged_groups"] == ["female", "male", "non-binary"]
     assert persona["fake:many"]["differing_groups"] == ["female"] and persona["fake:many"]["flagged_groups"] == []
+    # Figure 1's share of units that differ counts only the units where the test is a finding
+    frequency = {r["group"]: r for r in data["significance_frequency"]}
+    assert frequency["female"]["n_units"] == 1 and frequency["female"]["share_significant"] == 1.0
     assert not re.search(r'": "nan"|: NaN', json.dumps(_json(study), default=str))
 
 

@@ -113,7 +113,8 @@ def with_flags(tests: pd.DataFrame, out: pd.DataFrame, alpha: float = 0.05) -> p
                                "answer_quality": ca.records(answer_quality(out))}
     summary["statistics"] = contact_rows(summary)
     found = test_flags(summary)
-    return tests.assign(flags=[f for f, _ in found], flag_notes=[n for _, n in found])
+    return tests.assign(flags=pd.Series([f for f, _ in found], index=tests.index, dtype=object),
+                        flag_notes=pd.Series([n for _, n in found], index=tests.index, dtype=object))
 
 
 def wide_tests(tests: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:

@@ -88,7 +88,7 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
                 _p(row["p_adj"]),
                 "⚑" if no_finding else _yes(row.get("significant")),
                 _p(row.get("tost_p_adj")),
-                verdict_text({**row, "flags": flags}),
+                verdict_text({**{str(k): v for k, v in row.items()}, "flags": flags}),
                 f"⚑ {flags}" if flags else "",
                 _f(row["d_z"]),
                 _p(row["wilcoxon_p"]),
@@ -265,7 +265,9 @@ def with_flags(tables: dict[str, pd.DataFrame], settings: dict[str, Any]) -> dic
     shown = groups.assign(flags=[g["flags"] for g in summary["groups"]],
                           flag_notes=[g["flag_notes"] for g in summary["groups"]])
     shown["verdict"] = [verdict_text(g) for g in summary["groups"]]
-    return {**tables, "groups": shown,
+    from biasatlas.probes.samaritan.summary import findings_frequency
+
+    return {**tables, "groups": shown, "significance_frequency": findings_frequency(shown),
             "default_persona": pd.DataFrame(summary["default_persona"]) if not persona.empty else persona}
 
 

@@ -166,7 +166,17 @@ def summarise(
     summary["reading"] = agreement(store, NAME, frame)  # who read the answers the statistics count (issue 27)
     summary["statistics"] = samaritan_rows(summary)  # the rows every surface reads (export, report's overview)
     with_flags(summary)
+    if summary["groups"]:  # Figure 1 counts the units where a group's test is a finding (issue 37)
+        summary["significance_frequency"] = _records(findings_frequency(pd.DataFrame(summary["groups"])))
     return summary
+
+
+def findings_frequency(groups: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Figure 1 data over the units where a group's test is a finding: a group flagged too few
+    units or not tested neither differs nor not, so it is no unit of the share."""
+    if "flags" in groups.columns:
+        groups = groups[~groups["flags"].map(blocked)]
+    return significance_frequency(groups) if not groups.empty else pd.DataFrame()
 
 
 #: flags under which a test's p, interval and verdict are not a finding (stats.quality.Quality.blocks_interval)
