@@ -43,6 +43,11 @@ def _texts(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def _blocked(flags: Any) -> bool:
+    """True when a row's flags forbid reading its test as a finding (stats.quality.Quality.blocks_interval)."""
+    return any(code in str(flags or "") for code in ("not_tested", "too_few_units", "not_fitted", "not_converged"))
+
+
 def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
@@ -101,11 +106,14 @@ def samaritan_headline(summary: dict[str, Any]) -> pd.DataFrame:
         if not r.get("headline"):
             continue
         same = [s for s in rows if all(s.get(k) == r.get(k) for k in cell)]
-        differ = sum(bool(s.get("significant")) for s in same)
+        # a group whose test is flagged too few units or not tested differs from nothing: counted apart
+        flagged = sum(_blocked(s.get("flags")) for s in same)
+        differ = sum(bool(s.get("significant")) and not _blocked(s.get("flags")) for s in same)
+        apart = f"; {flagged} flagged, not a finding" if flagged else ""
         out.append({
             "model": str(r.get("model")), "language": r.get("language"),
             "scale": None if len({s.get("temperature") for s in rows}) < 2 else f"T={r.get('temperature')}",
-            "measure": f"largest gap: {r.get('group')} − control rating ({differ} of {len(same)} groups differ)",
+            "measure": f"largest gap: {r.get('group')} − control rating ({differ} of {len(same)} groups differ{apart})",
             "estimate": r.get("estimate"), "ci_low": r.get("ci_low"), "ci_high": r.get("ci_high"),
             "test": f"{r.get('test')} over scenarios", "n": r.get("n"), "p": r.get("p"), "p_adj": r.get("p_adj"),
             "significant": bool(r.get("significant")), "flags": r.get("flags"), "flag_notes": r.get("flag_notes"),
