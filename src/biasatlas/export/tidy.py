@@ -58,6 +58,11 @@ def _flag_columns(quality: Quality, kind: str, alpha: float) -> Row:
     return {"flags": quality.flags, "flag_notes": quality.text, "min_units": min_units(kind, alpha)}
 
 
+def contact_test_name(test: Row) -> str:
+    """The test name a contact test's statistics row carries (``test``), from the summary's ``method_kind``."""
+    return _CONTACT_TESTS.get(str(test.get("method_kind")), (str(test.get("method")), ""))[0]
+
+
 def contact_rows(summary: dict[str, Any]) -> list[Row]:
     """The contact tests (summary ``tests``) as tidy rows, with the descriptive change in P(biased)."""
     analysis = summary.get("analysis") or {}

@@ -2,7 +2,8 @@
 
 A missing value is '–' in the page, an empty cell in a CSV and '--' in LaTeX; a boolean is 'yes' or 'no';
 a list or a mapping is its items joined; a float has 4 significant digits in the page and in LaTeX (the
-CSV keeps every digit). Text keeps its line breaks (the page shows them, LaTeX gets a space, a CSV keeps
+CSV keeps every digit); a p-value (a column :func:`is_p_column` names) is :func:`format_p`'s, the one p
+format of every display. Text keeps its line breaks (the page shows them, LaTeX gets a space, a CSV keeps
 the text as it is) and never goes through ``repr``, so no ``None``, ``True`` or literal ``\\n`` reaches a
 reader.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +32,35 @@ def is_missing(value: Any) -> bool:
         return bool(pd.isna(value))
     except (TypeError, ValueError):  # array-likes
         return False
+
+
+#: below this a p-value is shown as a floor: a double cannot tell smaller values apart reliably (and 0 is
+#: what an underflow leaves, never a p that was computed as exactly zero)
+P_FLOOR = 1e-300
+
+
+def format_p(value: Any) -> str:
+    """A p-value for a reader: 3 significant digits, ``< 1e-300`` at or below the floor (never "0"),
+    ``–`` where none was computed. Every display (page, LaTeX, terminal, hovers) uses this one."""
+    if is_missing(value):
+        return MISSING
+    try:
+        p = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isnan(p):
+        return MISSING
+    return f"< {P_FLOOR:g}" if p < P_FLOOR else f"{p:.3g}"
+
+
+#: a column of p-values: "p", "adjusted p", "p adj (BH)", "Wilcoxon p", "p (t; ...)", "q (BH)", "p_adj"
+_P_COLUMN = re.compile(r"(^|[\s(_·])(p|q|p_adj|p_value|q_value|tost_p_adj|wilcoxon_p)($|[\s)_])")
+
+
+def is_p_column(name: Any) -> bool:
+    """True for a column that holds p-values (or BH q-values), by its name or its readable label."""
+    label = str(name[-1] if isinstance(name, tuple) else name)
+    return bool(_P_COLUMN.search(label)) and "p_biased" not in label
 
 
 def _number(value: float) -> str:
@@ -64,15 +95,28 @@ def cell_text(value: Any, *, digits: bool = True) -> str | None:
     return str(value)
 
 
+def display_text(value: Any, p_value: bool = False) -> str | None:
+    """``cell_text``, with a number of a p-value column in :func:`format_p`'s format."""
+    if p_value and not is_missing(value) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return format_p(value)
+    if p_value and hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iuf":
+        return format_p(value.item())
+    return cell_text(value)
+
+
 def page_cells(frame: pd.DataFrame) -> pd.DataFrame:
-    """Every cell as the page shows it (text; '–' where missing)."""
-    def one(value: Any) -> str:
-        text = cell_text(value)
+    """Every cell as the page shows it (text; '–' where missing; p-values in the one p format)."""
+    def one(value: Any, p_value: bool) -> str:
+        text = display_text(value, p_value)
         if text is None:
             return MISSING
         return text.replace("\r\n", "\n").replace("\r", "\n")
 
-    return frame.astype(object).map(one)
+    shown = frame.astype(object).copy()
+    for i, column in enumerate(frame.columns):
+        p_value = is_p_column(column)
+        shown.isetitem(i, shown.iloc[:, i].map(lambda v, p=p_value: one(v, p)).to_numpy())
+    return shown
 
 
 def file_cells(frame: pd.DataFrame, *, newline: str = "\n") -> pd.DataFrame:

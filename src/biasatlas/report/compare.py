@@ -41,11 +41,13 @@ def estimate_cell(estimate: Any, low: Any, high: Any, n: Any = None, *, digits: 
 
 
 def p_cell(p: Any, alpha: float = 0.05) -> str:
-    """A p-value for a reader (3 significant digits), marked ``*`` below ``alpha``; ``–`` when undefined."""
+    """A p-value for a reader (:func:`~biasatlas.report.cells.format_p`), marked ``*`` below ``alpha``; ``–``
+    when undefined."""
+    from biasatlas.report.cells import format_p
+
     if _missing(p):
         return "–"
-    text = f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
-    return text + (MARK if p < alpha else "")
+    return format_p(p) + (MARK if p < alpha else "")
 
 
 def model_order(models: Iterable[Any]) -> list[str]:

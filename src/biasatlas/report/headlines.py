@@ -14,6 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from biasatlas.report.cells import format_p
+
 COLUMNS = ["model", "language", "measure", "estimate", "ci_low", "ci_high", "test", "n", "p", "p_adj", "significant",
            "flags", "flag_notes", "family", "correction", "probability_effect", "scale", "seed", "samples", "mde",
            "mde_note"]
@@ -25,6 +27,25 @@ def model_label(frame: pd.DataFrame) -> pd.Series:
         return frame["model"].astype(str)
     modes = frame.groupby("model")["mode"].transform("nunique")
     return frame["model"].astype(str).where(modes <= 1, frame["model"].astype(str) + " (" + frame["mode"] + ")")
+
+
+#: the headline's text columns: a missing value stays None (pandas would make it NaN, and NaN prints "nan")
+TEXT = ("mode", "scale", "measure", "test", "flags", "flag_notes", "family", "correction", "probability_effect",
+        "seed", "samples", "mde_note")
+
+
+def _texts(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text column of object dtype, None where missing (never NaN or the string "nan")."""
+    for column in TEXT:
+        if column in frame.columns:
+            values = frame[column].astype(object)
+            frame[column] = values.where(values.notna(), None)
+    return frame
+
+
+def _blocked(flags: Any) -> bool:
+    """True when a row's flags forbid reading its test as a finding (stats.quality.Quality.blocks_interval)."""
+    return any(code in str(flags or "") for code in ("not_tested", "too_few_units", "not_fitted", "not_converged"))
 
 
 def _missing(value: Any) -> bool:
@@ -54,7 +75,7 @@ def contact_headline(summary: dict[str, Any]) -> pd.DataFrame:
             probability = (f"ΔP(biased) {shift['estimate']:+.3f} [{shift['ci_low']:+.3f}, {shift['ci_high']:+.3f}]"
                            if not _missing(shift.get("ci_low")) else f"ΔP(biased) {shift['estimate']:+.3f}")
             if test is not None and not _missing(test.get("p_adj")):
-                probability += f", adjusted p {test['p_adj']:.3g} (paired t on log-odds)"
+                probability += f", adjusted p {format_p(test['p_adj'])} (paired t on log-odds)"
         if probability is None and "one_option" in str(r.get("flags") or ""):
             probability = "no probability-level effect: generate mode has no option probabilities (--mode choice)"
         out.append({
@@ -69,7 +90,7 @@ def contact_headline(summary: dict[str, Any]) -> pd.DataFrame:
     frame = pd.DataFrame(out)
     if frame.empty:
         return pd.DataFrame(columns=COLUMNS)
-    return frame.assign(model=model_label(frame))[COLUMNS]
+    return _texts(frame.assign(model=model_label(frame))[COLUMNS])
 
 
 def samaritan_headline(summary: dict[str, Any]) -> pd.DataFrame:
@@ -85,18 +106,21 @@ def samaritan_headline(summary: dict[str, Any]) -> pd.DataFrame:
         if not r.get("headline"):
             continue
         same = [s for s in rows if all(s.get(k) == r.get(k) for k in cell)]
-        differ = sum(bool(s.get("significant")) for s in same)
+        # a group whose test is flagged too few units or not tested differs from nothing: counted apart
+        flagged = sum(_blocked(s.get("flags")) for s in same)
+        differ = sum(bool(s.get("significant")) and not _blocked(s.get("flags")) for s in same)
+        apart = f"; {flagged} flagged, not a finding" if flagged else ""
         out.append({
             "model": str(r.get("model")), "language": r.get("language"),
             "scale": None if len({s.get("temperature") for s in rows}) < 2 else f"T={r.get('temperature')}",
-            "measure": f"largest gap: {r.get('group')} − control rating ({differ} of {len(same)} groups differ)",
+            "measure": f"largest gap: {r.get('group')} − control rating ({differ} of {len(same)} groups differ{apart})",
             "estimate": r.get("estimate"), "ci_low": r.get("ci_low"), "ci_high": r.get("ci_high"),
             "test": f"{r.get('test')} over scenarios", "n": r.get("n"), "p": r.get("p"), "p_adj": r.get("p_adj"),
             "significant": bool(r.get("significant")), "flags": r.get("flags"), "flag_notes": r.get("flag_notes"),
             "family": r.get("family"), "correction": r.get("correction"), "probability_effect": None,
             "seed": r.get("seed"), "samples": r.get("samples"), "mde": r.get("mde"), "mde_note": r.get("mde_note"),
         })
-    return pd.DataFrame(out, columns=COLUMNS)
+    return _texts(pd.DataFrame(out, columns=COLUMNS))
 
 
 def leakage_headline(summary: dict[str, Any]) -> pd.DataFrame:
@@ -109,7 +133,7 @@ def leakage_headline(summary: dict[str, Any]) -> pd.DataFrame:
         "estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "test": r["test"], "n": r["n"],
         "p": math.nan, "p_adj": math.nan, "significant": False, "flags": r["flags"], "flag_notes": r["flag_notes"],
     } for r in statistics_rows("leakage", summary) if r.get("source") == "dropped_fits"]
-    return pd.DataFrame(out, columns=COLUMNS)
+    return _texts(pd.DataFrame(out, columns=COLUMNS))
 
 
 HEADLINES: dict[str, Callable[[dict[str, Any]], pd.DataFrame]] = {

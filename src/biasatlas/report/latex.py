@@ -79,9 +79,13 @@ def _number(value: object) -> str | None:
     return None
 
 
-def _cell(value: object) -> str:
-    from biasatlas.report.cells import cell_text
+def _cell(value: object, p_value: bool = False) -> str:
+    from biasatlas.report.cells import cell_text, display_text
 
+    if p_value:  # the one p format of every display (3 significant digits, a floor, never "0")
+        text = display_text(value, True)
+        if text is not None and text != cell_text(value):
+            return f"${text.replace('< ', '<')}$" if "e" in text else text
     number = _number(value)
     if number is not None:
         return number
@@ -105,7 +109,10 @@ def latex_table(frame: pd.DataFrame, caption: str, label: str) -> str:
     columns = list(frame.columns)
     two_level = isinstance(frame.columns, pd.MultiIndex)
     heads = [str(c[-1]) if two_level else str(c) for c in columns]
-    cells = [[_cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+    from biasatlas.report.cells import is_p_column
+
+    p_columns = [is_p_column(c) for c in columns]
+    cells = [[_cell(v, p_columns[i]) for i, v in enumerate(row)] for row in frame.itertuples(index=False, name=None)]
     specs = []
     for i, column in enumerate(columns):
         series = frame[column]

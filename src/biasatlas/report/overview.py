@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any
 
 import pandas as pd
 
 from biasatlas.report.html import Section, escape
+from biasatlas.report.plots import UNTESTED_MARKER
 from biasatlas.report.publish import readable_columns
 from biasatlas.stats.quality import answer_flags
 
@@ -74,6 +76,9 @@ def grid_html(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.DataFra
     )
 
 
+#: flags under which a headline's interval is not a finding (stats.quality.Quality.blocks_interval)
+BLOCKING = ("not_tested", "too_few_units", "not_fitted", "not_converged")
+
 #: why a cell of a probe with a headline has none (the grid never shows a blank without its reason)
 NO_HEADLINE = {
     "contact": "no headline: no prompt set was read under both no contact and positive contact",
@@ -83,15 +88,15 @@ NO_HEADLINE = {
 
 def _headline_lines(row: pd.Series, several: bool) -> tuple[list[str], str]:
     """The visible lines of one headline row and its hover text; no interval where a flag forbids one."""
-    flags = str(row.get("flags") or "")
+    flags = _note(row.get("flags"))
     prefix = f"{row['scale']}: " if several and row.get("scale") else ""
     mark = "<span class='sig'>*</span>" if bool(row["significant"]) else ""
-    if any(code in flags for code in ("not_tested", "too_few_units", "not_fitted", "not_converged")):
+    if any(code in flags for code in BLOCKING):
         # an interval on too few units is not a finding
         lines = [f"{prefix}{_fmt(row['estimate'])} (no interval shown)"]
     else:
         lines = [f"{prefix}{_fmt(row['estimate'])} [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]{mark}"]
-    lines += [f"⚑ {note}" for note in str(row.get("flag_notes") or "").split(" | ") if note]
+    lines += [f"⚑ {note}" for note in _note(row.get("flag_notes")).split(" | ") if note]
     if isinstance(row.get("probability_effect"), str):
         lines.append(str(row["probability_effect"]))
     if not bool(row["significant"]) and not _missing(row.get("p")):
@@ -107,7 +112,7 @@ def _not_significant(row: pd.Series) -> str:
     mde = row.get("mde")
     if not _missing(mde):
         return f"not significant; smallest effect detectable at 80% power: ±{abs(float(str(mde))):.1f}"
-    why = str(row.get("mde_note") or "")
+    why = _note(row.get("mde_note"))
     return f"not significant; no detectable effect to state: {why}" if why else "not significant"
 
 
@@ -115,9 +120,16 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def _note(value: object) -> str:
+    """A text cell of a headline row, "" where it has none (a missing value is never shown as "nan")."""
+    return "" if _missing(value) else str(value)
+
+
 def _p(value: object) -> str:
-    """A p-value for hover text: 3 significant digits, – where none was computed."""
-    return "–" if _missing(value) else f"{float(value):.3g}"  # type: ignore[arg-type]
+    """A p-value for hover text: the one p format (3 significant digits, a floor, – where none)."""
+    from biasatlas.report.cells import format_p
+
+    return format_p(value)
 
 
 def _grid_cell(probe: str, model: str, language: str, heads: pd.DataFrame | None, validity: pd.DataFrame) -> str:
@@ -190,6 +202,22 @@ def _forest_axis(part: pd.DataFrame) -> str:
     return f"{measure} ({unit + ', ' if unit else ''}95% CI)"
 
 
+def not_a_finding(row: pd.Series) -> bool:
+    """A headline point that is not a finding: flagged not tested, too few units (or not fitted), or on n < 2."""
+    if any(code in _note(row.get("flags")) for code in BLOCKING):
+        return True
+    n = row.get("n")
+    try:
+        return _missing(n) or float(str(n)) < 2
+    except ValueError:
+        return True
+
+
+def _num(value: object) -> str:
+    """An estimate or bound in a hover: 3 significant digits, – where none."""
+    return "–" if _missing(value) else f"{float(str(value)):.3g}"
+
+
 def _forest(table: pd.DataFrame) -> Any:
     """One panel per probe: the effect of each model x language with its interval."""
     import plotly.graph_objects as go
@@ -202,23 +230,34 @@ def _forest(table: pd.DataFrame) -> Any:
         labels = part["model"].astype(str) + " · " + part["language"].astype(str)
         unit = {"percentage points": " points", "rating points": " rating points"}.get(
             _forest_unit(str(part["measure"].iloc[0])), "")
-        hover = [
-            f"{m}<br>estimate {_p(e)}{unit} [95% CI {_p(lo)}, {_p(hi)}]<br>{t}<br>n {n}, p {_p(p)}, "
-            f"adjusted p {_p(q)}" + ("<br>⚑ " + str(f) if f else "")
-            for m, e, lo, hi, t, n, p, q, f in zip(part["measure"], part["estimate"], part["ci_low"], part["ci_high"],
-                                                   part["test"], part["n"], part["p"], part["p_adj"],
-                                                   part["flags"].where(part["flags"].notna(), None), strict=True)
-        ]
-        fig.add_trace(
-            go.Scatter(
-                x=part["estimate"], y=labels, mode="markers",
-                error_x={"type": "data", "symmetric": False, "array": part["ci_high"] - part["estimate"],
-                         "arrayminus": part["estimate"] - part["ci_low"], "color": "#555"},
-                marker={"color": ["#b03a2e" if s else "#555" for s in part["significant"]], "size": 9},
-                hovertext=hover, hoverinfo="text", name=probe, showlegend=False,
-            ),
-            row=i, col=1,
-        )
+        notes = part["flag_notes"] if "flag_notes" in part.columns else part["flags"]
+        hover = pd.Series([
+            html.escape(f"{m}") + f"<br>estimate {_num(e)}{unit} [95% CI {_num(lo)}, {_num(hi)}]<br>"
+            + html.escape(f"{t}") + f"<br>n {html.escape(_note(n))}, p {_p(p)}, adjusted p {_p(q)}"
+            + "".join(f"<br>⚑ {html.escape(line)}" for line in _note(note).split(" | ") if line)
+            for m, e, lo, hi, t, n, p, q, note in zip(part["measure"], part["estimate"], part["ci_low"],
+                                                      part["ci_high"], part["test"], part["n"], part["p"],
+                                                      part["p_adj"], notes, strict=True)
+        ], index=part.index)
+        untested = part.apply(not_a_finding, axis=1)
+        for points, finding in ((part[~untested], True), (part[untested], False)):
+            if points.empty:
+                continue
+            # a point that is not a finding (not tested, too few units, n < 2) is hollow and grey, its
+            # reason in the hover; its interval (if any) is not drawn
+            fig.add_trace(
+                go.Scatter(
+                    x=points["estimate"], y=labels[points.index], mode="markers",
+                    error_x={"type": "data", "symmetric": False, "array": points["ci_high"] - points["estimate"],
+                             "arrayminus": points["estimate"] - points["ci_low"], "color": "#555",
+                             "visible": finding},
+                    marker={"color": ["#b03a2e" if s else "#555" for s in points["significant"]], "size": 9}
+                    if finding else UNTESTED_MARKER,
+                    hovertext=hover[points.index].tolist(), hoverinfo="text",
+                    name=probe if finding else f"{probe}: not a finding", showlegend=False,
+                ),
+                row=i, col=1,
+            )
         fig.add_vline(x=0, line={"color": "#999", "dash": "dot"}, row=i, col=1)
         fig.update_xaxes(title_text=_forest_axis(part), row=i, col=1)
         fig.update_yaxes(title_text="Model · language", automargin=True, row=i, col=1)

@@ -33,6 +33,16 @@ def _num(value: Any, digits: int = 3) -> str:
     return "–" if math.isnan(number) else f"{number:.{digits}g}"
 
 
+#: a point that is not a finding (not tested, flagged too few units, n < 2): hollow and grey, never a solid dot
+UNTESTED_MARKER = {"symbol": "circle-open", "color": "#999999", "size": 9, "line": {"width": 2}}
+UNTESTED_PREFIXES = ("not tested", "not a finding")
+
+
+def untested_group(name: Any) -> bool:
+    """True for a group of points that are not findings (its name says so: "not tested", "not a finding …")."""
+    return str(name).startswith(UNTESTED_PREFIXES)
+
+
 def hover_lines(estimate: Any, low: Any, high: Any, n: Any = None, p: Any = None, *, unit: str = "",
                 extra: Sequence[str] = (), p_label: str = "p") -> str:
     """The hover of one point: estimate with unit, its 95% interval, n and p where known."""
@@ -40,7 +50,9 @@ def hover_lines(estimate: Any, low: Any, high: Any, n: Any = None, p: Any = None
     if n is not None:
         lines.append(f"n: {_text(n)}")
     if p is not None:
-        lines.append(f"{html.escape(p_label)}: {_num(p)}")
+        from biasatlas.report.cells import format_p
+
+        lines.append(f"{html.escape(p_label)}: {html.escape(format_p(p))}")
     return "<br>".join([*extra, *lines])
 
 
@@ -82,14 +94,14 @@ def interval_figure(
             color = (colors or {}).get(str(name))
             common = {"name": _text(name) if group else y_title, "hovertext": hover, "hoverinfo": "text",
                       "legendgroup": str(name), "showlegend": bool(group) and str(name) not in seen}
+            marker = UNTESTED_MARKER if untested_group(name) else {"size": 9, "color": color}
             if horizontal:
-                trace = go.Scatter(x=est.tolist(), y=labels, error_x=error, mode="markers",
-                                   marker={"size": 9, "color": color}, **common)
+                trace = go.Scatter(x=est.tolist(), y=labels, error_x=error, mode="markers", marker=marker, **common)
             elif kind == "bar":
                 trace = go.Bar(x=labels, y=est.tolist(), error_y=error, marker={"color": color}, **common)
             else:
-                trace = go.Scatter(x=labels, y=est.tolist(), error_y=error, mode="markers",
-                                   marker={"size": 9, "color": color}, **common)
+                trace = go.Scatter(x=labels, y=est.tolist(), error_y=error, mode="markers", marker=marker,
+                                   **common)
             fig.add_trace(trace, row=1, col=col)
             seen.add(str(name))
     # the x axis of every panel is titled; the y axis once, on the first panel (the panels sit side by side)

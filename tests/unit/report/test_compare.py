@@ -55,8 +55,9 @@ def test_cells_for_people() -> None:
     assert estimate_cell(-3.0, -5.0, 1.0, None, signed=True) == "-3.0 [-5.0, +1.0]"
     assert estimate_cell(math.nan, 1, 2, 3) == "–"
     assert estimate_cell(0.5, math.nan, math.nan, 8, digits=2) == "0.50 (8)"
-    assert p_cell(0.0312) == "0.031 *" and p_cell(0.2) == "0.2" and p_cell(None) == "–"
-    assert p_cell(0.00001) == "1.0e-05 *"
+    # issue 37: the one p format of every display (3 significant digits, a floor, never "0")
+    assert p_cell(0.0312) == "0.0312 *" and p_cell(0.2) == "0.2" and p_cell(None) == "–"
+    assert p_cell(0.00001) == "1e-05 *" and p_cell(0.0) == "< 1e-300 *"
 
 
 def test_a_click_knows_the_cells_model_and_design_columns() -> None:

@@ -206,3 +206,41 @@ def test_a_leakage_fit_left_out_says_why_in_its_cell() -> None:
                               "refusals": 0}])
     html = grid_html({"leakage": heads}, {"leakage": validity}, {"leakage": "Leakage"})
     assert f"⚑ not fitted: {reason}" in html and html.count("class='drill'") == 1
+
+
+def _mixed() -> pd.DataFrame:
+    """Contact headlines of two languages: German on 3 discordant sets (too_few_units), English clean."""
+    frame = pd.concat([_contact([(1.0, 0.0)] * 3, language="de"),
+                       _contact([(1.0, 0.0)] * 12 + [(0.0, 1.0)] * 5 + [(0.0, 0.0)] * 20, language="en")],
+                      ignore_index=True)
+    frame["affirmative"] = (np.arange(len(frame)) % 2).astype(float)  # no one_option flag: English is clean
+    return contact_headline(_contact_summary(frame))
+
+
+def test_a_clean_row_beside_a_flagged_one_has_no_note_not_nan() -> None:
+    # issue 37: a missing note became NaN (pandas), then the string "nan": "⚑ nan" on a clean cell
+    heads = _mixed()
+    clean = heads[heads["language"] == "en"].iloc[0]
+    assert clean["flags"] is None and clean["flag_notes"] is None and clean["probability_effect"] is None
+    validity = pd.DataFrame([{"model": "m", "language": lang, "answers": 111, "readable_pct": 100.0, "refusals": 0}
+                             for lang in ("de", "en")])
+    html = grid_html({"contact": heads}, {"contact": validity}, {"contact": "Contact"})
+    assert "⚑ too few units for McNemar exact" in html and "nan" not in html
+
+
+def test_the_forest_draws_untested_and_single_unit_points_hollow_with_the_reason() -> None:
+    from biasatlas.report.overview import overview_section
+
+    heads = _mixed()
+    one = heads[heads["language"] == "en"].assign(language="is", n=1)  # an estimate on one unit
+    heads = pd.concat([heads, one], ignore_index=True)
+    validity = pd.DataFrame([{"model": "m", "language": lang, "answers": 111, "readable_pct": 100.0, "refusals": 0}
+                             for lang in ("de", "en", "is")])
+    section = overview_section({"contact": heads}, {"contact": validity}, {"contact": "Contact"})
+    assert section is not None
+    traces = next(iter(section.data.values()))["data"]
+    hollow = [t for t in traces if t.get("marker", {}).get("symbol") == "circle-open"]
+    solid = [t for t in traces if t.get("marker", {}).get("symbol") != "circle-open"]
+    assert sorted(y for t in hollow for y in t["y"]) == ["m · de", "m · is"]
+    assert [y for t in solid for y in t["y"]] == ["m · en"]
+    assert any("too few units for McNemar exact" in h for t in hollow for h in t["hovertext"])

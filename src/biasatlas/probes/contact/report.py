@@ -14,7 +14,7 @@ import pandas as pd
 from biasatlas.probes.contact import analysis as ca
 from biasatlas.probes.contact.data import NAME
 from biasatlas.probes.contact.read import outcomes
-from biasatlas.report.compare import estimate_cell, p_cell, side_by_side
+from biasatlas.report.compare import estimate_cell, side_by_side
 from biasatlas.report.headlines import model_label
 from biasatlas.report.html import Section
 from biasatlas.report.publish import column_label
@@ -103,17 +103,36 @@ def wide_rates(table: pd.DataFrame, values: tuple[str, ...] = ("n",)) -> pd.Data
     return side_by_side(shown, rows, {c: column_label(c) for c in columns})
 
 
-def wide_tests(tests: pd.DataFrame) -> pd.DataFrame:
-    """The paired tests with models side by side: per model the effect [95% CI], n and adjusted p (*)."""
+def with_flags(tests: pd.DataFrame, out: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """``tests`` with each row's ``flags`` and ``flag_notes``, as the statistics rows decide them (the same
+    rows as `summary --json` and the export: :func:`biasatlas.export.tidy.contact_rows`)."""
+    from biasatlas.export.tidy import contact_rows
+    from biasatlas.probes.contact.summary import answer_quality, test_flags
+
+    summary: dict[str, Any] = {"tests": ca.records(tests), "analysis": {"alpha": alpha},
+                               "answer_quality": ca.records(answer_quality(out))}
+    summary["statistics"] = contact_rows(summary)
+    found = test_flags(summary)
+    return tests.assign(flags=pd.Series([f for f, _ in found], index=tests.index, dtype=object),
+                        flag_notes=pd.Series([n for _, n in found], index=tests.index, dtype=object))
+
+
+def wide_tests(tests: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """The paired tests with models side by side: per model the effect [95% CI], n and adjusted p (*),
+    with the row's quality flags beside the p (no * where a flag forbids a finding)."""
+    from biasatlas.probes.contact.summary import p_adj_text
+
     shown = _by_model(tests).rename(columns={"method_kind": "test", "effect_name": "effect_measure"})
+    flags = shown["flags"] if "flags" in shown.columns else pd.Series([None] * len(shown), index=shown.index)
     shown = shown.assign(
         effect=[estimate_cell(e, lo, hi, digits=3, signed=True)
                 for e, lo, hi in zip(shown["effect"], shown["ci_low"], shown["ci_high"], strict=True)],
-        p_adj=shown["p_adj"].map(p_cell),
+        p_adj=[p_adj_text(None if pd.isna(p) else float(p), alpha, None if pd.isna(f) else str(f))
+               for p, f in zip(shown["p_adj"], flags, strict=True)],
     )
     rows = [c for c in ("mode", "language", "scale", "comparison", "measure", "test", "effect_measure")
             if c in shown.columns]
-    return side_by_side(shown, rows, {"effect": "Effect [95% CI]", "n": "n", "p_adj": "adjusted p"})
+    return side_by_side(shown, rows, {"effect": "Effect [95% CI]", "n": "n", "p_adj": "adjusted p ⚑ flags"})
 
 
 def bar_by_contact(table: pd.DataFrame) -> Any:
@@ -293,15 +312,19 @@ def sections(store: Any) -> list[Section]:
          ca.probability_direction_table(out)),
     ):
         if not table.empty:
-            section.add_table(_by_model(table).round(4), title, drill=NAME)
+            section.add_table(_by_model(table), title, drill=NAME)  # the CSV copy keeps every digit
     tests = ca.contact_tests(out)
     if not tests.empty:
+        tests = with_flags(tests, out)
         section.add_table(wide_tests(tests),
                           "Paired tests of the contact effect on prompt sets, models side by side (decisions: "
                           "McNemar exact with Newcombe CI, Cochran's Q; P(biased): paired t on log-odds, "
-                          "Wilcoxon; BH-adjusted, * adjusted p < 0.05)", drill=NAME)
-        section.add_table(_by_model(tests).rename(columns={"effect_name": "effect_measure"}).round(4),
-                          "Every statistic of the paired tests (one row per model and test)", drill=NAME)
+                          "Wilcoxon; BH-adjusted, * adjusted p < 0.05; ⚑ quality flags, never a * on a row "
+                          "flagged not_tested or too_few_units)", drill=NAME)
+        # every digit: the page shows p in the one p format (report.cells.format_p), the CSV copy keeps them all
+        section.add_table(_by_model(tests).rename(columns={"effect_name": "effect_measure"}),
+                          "Every statistic of the paired tests (one row per model and test, with its quality "
+                          "flags)", drill=NAME)
     section.add_figure(heatmap_axis_scenario(out), "Axis × scenario, one panel per model",
                        plot=heatmap_plot(out))
     section.add_table(_display(tables["by_group"]), "By group (paper 000 Tables 5-8)", drill=NAME)

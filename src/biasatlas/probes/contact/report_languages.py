@@ -75,7 +75,7 @@ def _tests_table(tests: pd.DataFrame) -> pd.DataFrame:
     frame["effect range (points)"] = [f"{100 * lo:+.1f} to {100 * hi:+.1f}"
                                       for lo, hi in zip(frame["effect_min"], frame["effect_max"], strict=True)]
     return frame[["model", "group", "languages", "n", "effect range (points)", "q", "dof", "i2", "p", "p_adj",
-                  "verdict"]].rename(columns={"q": "Q", "dof": "df", "i2": "I²", "p_adj": "p adj (BH)"}).round(4)
+                  "verdict"]].rename(columns={"q": "Q", "dof": "df", "i2": "I²", "p_adj": "p adj (BH)"})
 
 
 def _effects_table(effects: pd.DataFrame) -> pd.DataFrame:

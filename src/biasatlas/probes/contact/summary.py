@@ -181,6 +181,8 @@ SHOWN_GROUPS = 20
 
 def _print_across_languages(summary: dict[str, Any], console: Any) -> None:
     """The groups asked in several languages: effect per language, and the heterogeneity test."""
+    from biasatlas.report.cells import format_p
+
     block = summary.get("across_languages")
     if not block or not block.get("tests"):
         return
@@ -194,7 +196,7 @@ def _print_across_languages(summary: dict[str, Any], console: Any) -> None:
     for t in tests[:SHOWN_GROUPS]:
         verdict = ("differs" if t["differs"] else "no detectable difference") if not t["flags"] else t["flag_notes"]
         rows.append([str(t["model"]), str(t["group"]), "; ".join(effects.get((t["model"], t["group"]), [])),
-                     f"{t['q']:.2f} ({t['dof']})", f"{t['p']:.3g}", f"{t['p_adj']:.3g}", verdict])
+                     f"{t['q']:.2f} ({t['dof']})", format_p(t["p"]), format_p(t["p_adj"]), verdict])
     console.print(_table("Across languages: each group's biased share minus its language's other groups, in "
                          "points [Newcombe 95% CI]; Cochran's Q of heterogeneity over languages",
                          ["model", "group", "effect per language", "Q (df)", "p", "p adj (BH)", "verdict"], rows))
@@ -263,27 +265,65 @@ def _print_answer_tables(summary: dict[str, Any], console: Any, head: list[str])
                                f"{r['same_pct']:.0f}", f"{r['away_pct']:.0f}"] for r in moved]))
 
 
+#: flags under which a test's p and interval are not a finding (stats.quality.Quality.blocks_interval)
+BLOCKING = ("not_tested", "too_few_units", "not_fitted", "not_converged")
+
+
+def test_flags(summary: dict[str, Any]) -> list[tuple[str | None, str | None]]:
+    """The flags and their notes of each row of ``summary['tests']``, as its statistics row has them
+    (:func:`biasatlas.export.tidy.contact_rows` decides them once; every surface reads them from there)."""
+    from biasatlas.export.tidy import contact_test_name
+
+    key = ("model", "mode", "language", "scale", "comparison", "measure")
+    rows = {(*(str(r.get(k)) for k in key), str(r.get("test"))): r
+            for r in summary.get("statistics") or [] if r.get("source") == "tests"}
+    found = []
+    for test in summary.get("tests") or []:
+        row = rows.get((*(str(test.get(k)) for k in key), contact_test_name(test))) or {}
+        found.append((row.get("flags"), row.get("flag_notes")))
+    return found
+
+
+def p_adj_text(p_adj: Any, alpha: float, flags: str | None) -> str:
+    """The adjusted p with * below alpha, and the flags beside it; no * where a flag forbids a finding."""
+    from biasatlas.report.cells import format_p
+
+    if p_adj is None:
+        text = "–"
+    else:
+        blocked = any(code in (flags or "") for code in BLOCKING)
+        text = format_p(p_adj) + (" *" if p_adj < alpha and not blocked else "")
+    return f"{text} ⚑ {flags}" if flags else text
+
+
 def _print_tests(summary: dict[str, Any], console: Any, head: list[str]) -> None:
+    from biasatlas.report.cells import format_p
+
     tests = summary.get("tests", [])
     if not tests:
         return
     options = summary.get("analysis", {})
     alpha = options.get("alpha", DEFAULT_ALPHA)
     correction = options.get("correction", DEFAULT_CORRECTION)
-    rows = []
-    for r in tests:
-        padj = "–" if r["p_adj"] is None else f"{r['p_adj']:.3g}" + (" *" if r["p_adj"] < alpha else "")
+    rows, notes = [], []
+    for r, (flags, flag_notes) in zip(tests, test_flags(summary), strict=True):
         change = "–" if r.get("mean_change") is None else (
             f"{r['mean_change']:+.3f} {_interval(r.get('mean_change_ci_low'), r.get('mean_change_ci_high'))}")
         rows.append([*(str(r[k]) for k in KEYS), r["comparison"], r["measure"], r["method_kind"], str(r["n"]),
                      _num(r["effect"]), _interval(r["ci_low"], r["ci_high"]), change,
-                     "–" if r["p"] is None else f"{r['p']:.3g}", padj])
+                     format_p(r["p"]), p_adj_text(r["p_adj"], alpha, flags)])
+        if flag_notes:
+            notes.append(f"⚑ {' · '.join(str(r[k]) for k in KEYS)} · {r['comparison']} · {r['method_kind']}: "
+                         f"{flag_notes}")
     level = f"{100 * (1 - alpha):g}%"
     console.print(_table("Contact effect: paired tests on the same prompt sets",
                          [*head, "comparison", "measure", "test", "n sets", "effect", f"{level} CI",
-                          "ΔP(biased)", "p", "p adj"], rows))
+                          "ΔP(biased)", "p", "p adj ⚑ flags"], rows))
+    for line in notes:
+        console.print(line, markup=False)
     console.print("effect: decision: change in the proportion of biased answers (framing − none), Newcombe "
                   "interval; Cochran's Q: eta²")
     console.print("effect: P(biased): paired t: mean change in log-odds, Wilcoxon: rank-biserial r; "
                   "ΔP(biased): mean change of P(biased) [t CI]")
-    console.print(f"p adj: {CORRECTION_NAMES.get(correction, correction)} over all tests; * p adj < {alpha:g}")
+    console.print(f"p adj: {CORRECTION_NAMES.get(correction, correction)} over all tests; * p adj < {alpha:g} "
+                  f"(never on a row flagged {', '.join(BLOCKING)}); ⚑ quality flags, each explained below the table")

@@ -13,6 +13,7 @@ import pandas as pd
 
 from biasatlas.probes.debias.config import TITLE
 from biasatlas.probes.debias.evaluate import GROUPINGS
+from biasatlas.report.cells import format_p
 from biasatlas.report.compare import p_cell, side_by_side
 from biasatlas.report.html import Section
 from biasatlas.report.publish import column_label
@@ -86,7 +87,7 @@ def side_by_side_tables(comps: list[dict[str, Any]]) -> dict[str, pd.DataFrame]:
         if not parts:
             continue
         long = pd.concat(parts, ignore_index=True)
-        long["McNemar p"] = long["McNemar p"].map(lambda v: "–" if v is None or pd.isna(v) else f"{v:.3g}")
+        long["McNemar p"] = long["McNemar p"].map(format_p)
         long["p adj (BH)"] = long["p adj (BH)"].map(p_cell)
         values = [c for c in long.columns if c not in (*by, "model")]
         out[name] = side_by_side(long, by, {c: column_label(c) for c in values})
@@ -205,7 +206,7 @@ def sections(summary: dict[str, Any]) -> list[Section]:
             section.add_text(
                 f"Mean P(unbiased answer): {shift['mean_before']:.3f} before, {shift['mean_after']:.3f} after "
                 f"(paired t-test, n={shift['n']}, mean difference 95% CI [{_num(shift['ci_low'])}, "
-                f"{_num(shift['ci_high'])}], d_z={_num(shift['effect'], '.2f')}, p={_num(shift['p'], '.3g')})."
+                f"{_num(shift['ci_high'])}], d_z={_num(shift['effect'], '.2f')}, p={format_p(shift['p'])})."
             )
         if comp.get("training"):
             section.add_table(_training_table(comp["training"]), f"{comp['setting']}: LoRA training")
@@ -215,8 +216,8 @@ def sections(summary: dict[str, Any]) -> list[Section]:
             section.add_text(
                 f"QA quality ({q['setting']}): ROUGE-L F1 {q['rouge_l_before']:.3f} before, "
                 f"{q['rouge_l_after']:.3f} after, n={q['n']} questions; mean difference 95% CI "
-                f"[{_num(d['ci_low'])}, {_num(d['ci_high'])}] (paired t-test p={_num(d['p'], '.3g')}, "
-                f"d_z={_num(d['effect'], '.2f')}); Wilcoxon signed-rank p={_num(w['p'], '.3g')} "
+                f"[{_num(d['ci_low'])}, {_num(d['ci_high'])}] (paired t-test p={format_p(d['p'])}, "
+                f"d_z={_num(d['effect'], '.2f')}); Wilcoxon signed-rank p={format_p(w['p'])} "
                 "(– where the answers did not change at all)."
             )
             section.add_table(pd.DataFrame(q["examples"]), f"{q['setting']}: QA answers (first 10)")

@@ -83,7 +83,9 @@ def _pct(row: dict[str, Any], side: str) -> str:
 
 
 def _p(value: Any) -> str:
-    return "–" if value is None or pd.isna(value) else f"{value:.3g}"
+    from biasatlas.report.cells import format_p
+
+    return format_p(value)
 
 
 def _p_adj(value: Any, alpha: float) -> str:

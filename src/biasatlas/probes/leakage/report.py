@@ -14,6 +14,7 @@ from biasatlas.probes.leakage.data import LANGUAGES
 from biasatlas.probes.leakage.figure import flows_figure, flows_plot
 from biasatlas.probes.leakage.plan import NAME, TITLE
 from biasatlas.probes.leakage.summary import dropped_fits, notes
+from biasatlas.report.cells import format_p
 from biasatlas.report.compare import estimate_cell, p_cell, side_by_side
 from biasatlas.report.html import Section
 from biasatlas.store import Store
@@ -61,8 +62,8 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
             continue
         for c in fit["coefficients"]:
             coef.add_row(fit["variant"], fit["target"], str(fit["n_obs"]), optimizer, c["term"], _fmt(c["estimate"]),
-                         _fmt(c["se"]), f"[{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}]", _fmt(c["p"]),
-                         _fmt(c.get("p_adj")))
+                         _fmt(c["se"]), f"[{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}]", format_p(c["p"]),
+                         format_p(c.get("p_adj")))
     console.print(coef)
     adjusted = "unadjusted" if name == "none" else f"{name}-adjusted"
     flow = Table(title=f"Leakage flows (source human → target model; positive, {adjusted} p < alpha)")

@@ -11,7 +11,8 @@ from biasatlas.probes.samaritan.analysis import UNREADABLE_WARNING
 from biasatlas.probes.samaritan.data import NAME, TITLE
 from biasatlas.probes.samaritan.plan import DECODING_NOTE
 from biasatlas.probes.samaritan.read import load_outcomes
-from biasatlas.probes.samaritan.summary import analyse, analysis_settings
+from biasatlas.probes.samaritan.summary import analyse, analysis_settings, blocked, verdict_text
+from biasatlas.report.cells import format_p
 from biasatlas.report.compare import estimate_cell, p_cell, side_by_side
 from biasatlas.report.html import Section
 from biasatlas.store import Store
@@ -26,9 +27,7 @@ def _f(value: Any, digits: int = 2) -> str:
 
 
 def _p(value: Any) -> str:
-    if value is None or (isinstance(value, float) and value != value):
-        return "–"
-    return f"{value:.2g}" if value >= 0.001 else f"{value:.1e}"
+    return format_p(value)
 
 
 def _unit_label(row: dict[str, Any]) -> str:
@@ -72,21 +71,25 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
             title_justify="left",
         )
         for col in ("group", "rating", "bias [95% CI]", "p", "paper rule", f"p adj ({correction})", "sig",
-                    "TOST p adj", "verdict", "d_z", "Wilcoxon p", "brittle", "n", "cells unpaired",
+                    "TOST p adj", "verdict", "⚑ flags", "d_z", "Wilcoxon p", "brittle", "n", "cells unpaired",
                     "unreadable"):
             table.add_column(col, justify="left" if col in ("group", "verdict") else "right",
                              no_wrap=col == "group")
         for row in cell.to_dict(orient="records"):
+            flags = row.get("flags") if isinstance(row.get("flags"), str) else None
+            no_finding = blocked(flags)  # too few scenarios or no test: no verdict, no "yes", no interval
             table.add_row(
                 str(row["group"]),
                 _f(row["rating"]),
+                f"{_f(row['bias'])} (no interval shown)" if no_finding else
                 f"{_f(row['bias'])} [{_f(row['ci_low'])}, {_f(row['ci_high'])}]",
                 _p(row["p"]),
-                _yes(row.get("significant_paper")),
+                "⚑" if no_finding else _yes(row.get("significant_paper")),
                 _p(row["p_adj"]),
-                _yes(row.get("significant")),
+                "⚑" if no_finding else _yes(row.get("significant")),
                 _p(row.get("tost_p_adj")),
-                str(row.get("verdict", "–")),
+                verdict_text({**{str(k): v for k, v in row.items()}, "flags": flags}),
+                f"⚑ {flags}" if flags else "",
                 _f(row["d_z"]),
                 _p(row["wilcoxon_p"]),
                 _f(row.get("brittleness")),
@@ -95,10 +98,14 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
                 f"{row.get('n_unparseable', 0)}/{row.get('n_answered', 0)}",
             )
         console.print(table)
+        for row in cell.to_dict(orient="records"):
+            if isinstance(row.get("flag_notes"), str):
+                console.print(f"⚑ {row['group']}: {row['flag_notes']}", markup=False)
     for persona in summary.get("default_persona", []):
         parts = [f"{', '.join(persona['default_groups']) or 'none'} (equivalent to the control)"]
         for key, label in (("differing_groups", "differ"), ("undetermined_groups", "undetermined"),
-                           ("untested_groups", "untested (fewer than 2 paired scenarios)")):
+                           ("untested_groups", "untested (fewer than 2 paired scenarios)"),
+                           ("flagged_groups", "⚑ not a finding (flagged: see the table's flags)")):
             if persona.get(key):
                 parts.append(f"{label}: {', '.join(persona[key])}")
         parts.append(f"paper's rule (not significant): {', '.join(persona.get('paper_reading', [])) or 'none'}")
@@ -168,7 +175,9 @@ def forest_figure(groups: pd.DataFrame) -> Any:
         lows = (cell["bias"] - cell["ci_low"]).clip(lower=0).fillna(0)
         highs = (cell["ci_high"] - cell["bias"]).clip(lower=0).fillna(0)
         ax.errorbar(cell["bias"], list(y), xerr=[lows, highs], fmt="none", ecolor="grey")
-        sig = cell["significant"].map(lambda v: v is True)
+        flags = cell["flags"] if "flags" in cell.columns else pd.Series([None] * len(cell))
+        # a flagged test (too few scenarios, not tested) is drawn hollow: never a filled "significant" dot
+        sig = cell["significant"].map(lambda v: v is True) & ~flags.map(blocked)
         ax.scatter(cell["bias"][sig], [i for i in y if sig[i]], color="black", zorder=3, label="significant")
         ax.scatter(cell["bias"][~sig], [i for i in y if not sig[i]], facecolor="white", edgecolor="black",
                    zorder=3, label="not significant")
@@ -183,11 +192,14 @@ def forest_figure(groups: pd.DataFrame) -> Any:
 
 def forest_plot(groups: pd.DataFrame) -> Any:
     """``forest_figure`` interactive: bias [95% CI] per group, one panel per model unit, hover with n and p."""
-    from biasatlas.report.plots import interval_figure
+    from biasatlas.report.plots import interval_figure, untested_group
 
-    shown = groups.assign(unit=groups.apply(_unit_label, axis=1),
-                          tested=groups["significant"].map({True: "significant (adjusted)",
-                                                            False: "not significant"}).fillna("not tested"))
+    tested = groups["significant"].map({True: "significant (adjusted)", False: "not significant"}).fillna("not tested")
+    if "flags" in groups.columns:  # a flagged test is drawn like an untested one, its flags in the legend and hover
+        tested = tested.where(~groups["flags"].map(blocked), "not a finding (⚑ " + groups["flags"].astype(str) + ")")
+    shown = groups.assign(unit=groups.apply(_unit_label, axis=1), tested=tested)
+    untested = shown["tested"].map(untested_group)
+    shown.loc[untested, ["ci_low", "ci_high"]] = float("nan")  # an interval that is not a finding is not drawn
     return interval_figure(shown, category=["category", "group"], group="tested", panel="unit", estimate="bias",
                            low="ci_low", high="ci_high", n="n" if "n" in shown.columns else None,
                            p="p" if "p" in shown.columns else None, horizontal=True,
@@ -233,21 +245,52 @@ GROUP_COLUMNS = {
     "n": "n scenarios", "n_cells": "paired phrasing cells", "n_cells_unpaired": "unpaired phrasing cells",
     "n_scenarios_incomplete": "scenarios left out (a phrasing unread)",
     "brittleness_incomplete": "rephrasing sets left out of brittleness",
-    "n_unparseable": "unparseable", "n_answered": "answers",
+    "n_unparseable": "unparseable", "n_answered": "answers", "flags": "⚑ flags", "flag_notes": "⚑ why",
 }
 
 
+def with_flags(tables: dict[str, pd.DataFrame], settings: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """``groups`` with each group's ``flags`` and ``flag_notes`` and ``default_persona`` without the flagged
+    groups in its verdict lists, as `summary` has them (the statistics rows decide the flags once)."""
+    from biasatlas.export.tidy import samaritan_rows
+    from biasatlas.probes.samaritan.summary import _records
+    from biasatlas.probes.samaritan.summary import with_flags as annotate
+
+    groups, persona = tables["groups"], tables["default_persona"]
+    if groups.empty:
+        return tables
+    summary: dict[str, Any] = {"settings": settings, "groups": _records(groups), "default_persona": _records(persona)}
+    summary["statistics"] = samaritan_rows(summary)
+    annotate(summary)
+    shown = groups.assign(flags=[g["flags"] for g in summary["groups"]],
+                          flag_notes=[g["flag_notes"] for g in summary["groups"]])
+    shown["verdict"] = [verdict_text(g) for g in summary["groups"]]
+    from biasatlas.probes.samaritan.summary import findings_frequency
+
+    return {**tables, "groups": shown, "significance_frequency": findings_frequency(shown),
+            "default_persona": pd.DataFrame(summary["default_persona"]) if not persona.empty else persona}
+
+
+def _flagged_p(p: Any, alpha: float, flags: Any) -> str:
+    """The adjusted p with * below alpha, its flags beside it; no * where the flags forbid a finding."""
+    text = p_cell(p, alpha) if not blocked(flags) else _p(p)
+    return f"{text} ⚑ {flags}" if isinstance(flags, str) and flags else text
+
+
 def wide_groups(groups: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    """Each group's rating and bias with models side by side: rating, bias [95% CI] (n), adjusted p (*)."""
+    """Each group's rating and bias with models side by side: rating, bias [95% CI] (n), adjusted p (*) and
+    its flags (no interval and no * where they forbid a finding)."""
+    flags = groups["flags"] if "flags" in groups.columns else pd.Series([None] * len(groups), index=groups.index)
     shown = groups.assign(
-        bias=[estimate_cell(b, lo, hi, n, signed=True)
-              for b, lo, hi, n in zip(groups["bias"], groups["ci_low"], groups["ci_high"], groups["n"], strict=True)],
-        rating=groups["rating"].round(1),
-        p_adj=groups["p_adj"].map(lambda p: p_cell(p, alpha)),
+        bias=[estimate_cell(b, None if blocked(f) else lo, None if blocked(f) else hi, n, signed=True)
+              for b, lo, hi, n, f in zip(groups["bias"], groups["ci_low"], groups["ci_high"], groups["n"], flags,
+                                         strict=True)],
+        rating=groups["rating"],
+        p_adj=[_flagged_p(p, alpha, f) for p, f in zip(groups["p_adj"], flags, strict=True)],
     )
     rows = ["language", "temperature", "max_tokens", "category", "group"]
     return side_by_side(shown, rows, {"rating": "Rating", "bias": "Bias [95% CI] (n scenarios)",
-                                      "p_adj": "adjusted p"})
+                                      "p_adj": "adjusted p ⚑ flags"})
 
 
 def _examples(frame: pd.DataFrame, limit: int = 12) -> pd.DataFrame:
@@ -267,7 +310,8 @@ def report_sections(store: Store) -> list[Section]:
     if frame.empty:
         section.add_text("No Samaritan answers are stored in this study.")
         return [section]
-    tables = analyse(frame, settings["alpha"], settings["correction"], settings["equivalence_margin"])
+    tables = with_flags(analyse(frame, settings["alpha"], settings["correction"], settings["equivalence_margin"]),
+                        settings)
     bad = tables["unparseable"].copy()
     if not bad.empty and "unreadable_warning" in bad.columns:
         # one line and a Flag column, not a warning line per model × group (issue 28)
@@ -310,11 +354,13 @@ def report_sections(store: Store) -> list[Section]:
     if not tables["default_persona"].empty:
         persona = tables["default_persona"].copy()
         for col in ("default_groups", "differing_groups", "undetermined_groups", "untested_groups",
-                    "paper_reading"):
-            persona[col] = persona[col].map(", ".join)
+                    "flagged_groups", "paper_reading"):
+            if col in persona.columns:
+                persona[col] = persona[col].map(", ".join)
         section.add_table(persona, caption="Default persona: groups shown equivalent to the control (TOST, "
                           f"margin ± {settings['equivalence_margin']:g} points), per model and category; "
-                          "undetermined groups are neither equivalent nor significantly different. "
+                          "undetermined groups are neither equivalent nor significantly different; flagged "
+                          "groups (too few scenarios, not tested) are not a finding either way. "
                           "Paper reading: the paper's rule (not significant at 0.01), for comparison.", drill=NAME)
     section.add_table(tables["phrasings"], caption="Rating and bias per phrasing (descriptive).", drill=NAME)
     if not tables["repeatability"].empty:

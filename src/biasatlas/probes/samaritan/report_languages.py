@@ -95,7 +95,9 @@ def _num(value: Any) -> str:
 
 
 def _p(value: Any) -> str:
-    return "–" if value is None or value != value else f"{value:.3g}"
+    from biasatlas.report.cells import format_p
+
+    return format_p(value)
 
 
 def _verdict(t: Mapping[Any, Any]) -> str:
@@ -107,15 +109,14 @@ def _verdict(t: Mapping[Any, Any]) -> str:
 def _tests_table(tests: pd.DataFrame) -> pd.DataFrame:
     frame = tests.sort_values(["unit", "p_adj", "category", "group"], na_position="last").copy()
     frame["verdict"] = [_verdict(t) for t in frame.to_dict(orient="records")]
-    for column in ("p", "p_adj"):  # 3 significant digits: rounding would show 1e-40 as 0
-        frame[column] = frame[column].map(_p)
     frame["gap range (points)"] = [f"{lo:+.1f} to {hi:+.1f}"
                                    for lo, hi in zip(frame["effect_min"], frame["effect_max"], strict=True)]
     columns = ["unit", "category", "group", "phrasings", "left_out", "languages", "n", "gap range (points)", "q",
                "dof", "i2", "p", "p_adj", "verdict"]
     names = {"unit": "model", "left_out": "phrasings left out", "n": "n scenarios", "q": "Q", "dof": "df", "i2": "I²",
              "p_adj": "p adj (BH)"}
-    return frame[columns].rename(columns=names).round(4)
+    # numbers stay whole: the page shows p in the one p format (report.cells), the CSV keeps every digit
+    return frame[columns].rename(columns=names)
 
 
 def _effects_table(effects: pd.DataFrame) -> pd.DataFrame:

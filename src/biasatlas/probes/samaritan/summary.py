@@ -165,4 +165,77 @@ def summarise(
     summary["runs"] = run_info(store, NAME)
     summary["reading"] = agreement(store, NAME, frame)  # who read the answers the statistics count (issue 27)
     summary["statistics"] = samaritan_rows(summary)  # the rows every surface reads (export, report's overview)
+    with_flags(summary)
+    if summary["groups"]:  # Figure 1 counts the units where a group's test is a finding (issue 37)
+        summary["significance_frequency"] = _records(findings_frequency(pd.DataFrame(summary["groups"])))
+    return summary
+
+
+def findings_frequency(groups: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Figure 1 data over the units where a group's test is a finding: a group flagged too few
+    units or not tested neither differs nor not, so it is no unit of the share."""
+    if "flags" in groups.columns:
+        groups = groups[~groups["flags"].map(blocked)]
+    return significance_frequency(groups) if not groups.empty else pd.DataFrame()
+
+
+#: flags under which a test's p, interval and verdict are not a finding (stats.quality.Quality.blocks_interval)
+BLOCKING = ("not_tested", "too_few_units", "not_fitted", "not_converged")
+#: the verdict lists of a default-persona row a flagged group leaves (it is listed in ``flagged_groups``)
+VERDICT_LISTS = ("default_groups", "differing_groups", "undetermined_groups", "paper_reading")
+
+
+def _cell_key(row: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(str(row.get(k)) for k in keys)
+
+
+def group_flags(statistics: list[dict[str, Any]]) -> dict[tuple[str, ...], tuple[str | None, str | None]]:
+    """Per group (model, language, decoding, category, group): the flags and notes of its paired t-test
+    and its TOST, as the statistics rows have them (:func:`biasatlas.export.tidy.samaritan_rows` decides
+    them once: every surface reads them from there)."""
+    from biasatlas.export.tidy import SAMARITAN_CELL
+    from biasatlas.stats.quality import FLAGS
+
+    found: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
+    for row in statistics:
+        if row.get("source") != "groups" or not (row.get("statistic_name") == "t" or
+                                                 str(row.get("test", "")).startswith("TOST")):
+            continue
+        codes, notes = found.setdefault(_cell_key(row, SAMARITAN_CELL), ([], []))
+        codes += [c for c in str(row.get("flags") or "").split("; ") if c and c not in codes]
+        notes += [n for n in str(row.get("flag_notes") or "").split(" | ") if n and n not in notes]
+    order = list(FLAGS)
+    return {key: ("; ".join(sorted(codes, key=lambda c: order.index(c) if c in order else len(order))) or None,
+                  " | ".join(notes) or None) for key, (codes, notes) in found.items()}
+
+
+def blocked(flags: Any) -> bool:
+    """True when ``flags`` (codes joined by ``; ``) forbid reading the row's test or verdict as a finding."""
+    return any(code in str(flags or "") for code in BLOCKING)
+
+
+def verdict_text(row: dict[str, Any]) -> str:
+    """A group's verdict, or "not a finding" with its flags where they forbid one."""
+    if blocked(row.get("flags")):
+        return f"not a finding (⚑ {row['flags']})"
+    return str(row.get("verdict") or "–")
+
+
+def with_flags(summary: dict[str, Any]) -> dict[str, Any]:
+    """Each group row gets its ``flags`` and ``flag_notes`` (from the summary's ``statistics``); a group
+    whose flags forbid a finding leaves the default-persona verdict lists for ``flagged_groups``."""
+    from biasatlas.export.tidy import SAMARITAN_CELL
+
+    flags = group_flags(summary.get("statistics") or [])
+    unit = (*UNIT, "category")
+    flagged: dict[tuple[str, ...], list[str]] = {}
+    for g in summary.get("groups") or []:
+        g["flags"], g["flag_notes"] = flags.get(_cell_key(g, SAMARITAN_CELL), (None, None))
+        if blocked(g["flags"]) and g.get("verdict") != "untested":
+            flagged.setdefault(_cell_key(g, unit), []).append(str(g.get("group")))
+    for persona in summary.get("default_persona") or []:
+        out = flagged.get(_cell_key(persona, unit), [])
+        for column in VERDICT_LISTS:
+            persona[column] = [g for g in persona.get(column) or [] if g not in out]
+        persona["flagged_groups"] = sorted(out)
     return summary

@@ -7,6 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from biasatlas.report.cells import format_p
+
 
 def print_summary(summary: dict[str, Any], console: Console) -> None:
     """Counts, extraction outcomes, refusal rate, tables and the association tables."""
@@ -57,8 +59,8 @@ def print_associations(records: list[dict[str, Any]], console: Console, title: s
             str(r["count"]),
             f"{r['fraction']:.2f}",
             f"{r['lift']:.2f}",
-            f"{r['p']:.2e}",
-            f"{r['q']:.2e}",
+            format_p(r["p"]),
+            format_p(r["q"]),
             f"{r['cramers_v']:.3f}",
             ", ".join(r.get("models") or []),
             ", ".join(r.get("languages") or []),
