@@ -141,6 +141,8 @@ def _summary(store: Store, as_json: bool, analysis: dict[str, Any]) -> None:
 def _print_headlines(rows: list[dict[str, Any]], console: Console) -> None:
     """The report overview's headline rows: estimate, interval, adjusted p, their quality flags, and beside a
     result that is not significant the smallest effect the test could detect (issue 26)."""
+    from biasatlas.report.cells import format_p
+
     def num(value: Any) -> str:
         return "–" if value is None or value != value else f"{float(value):.3g}"
 
@@ -150,7 +152,7 @@ def _print_headlines(rows: list[dict[str, Any]], console: Console) -> None:
         interval = "" if flags and any(f in str(flags) for f in ("too_few_units", "not_")) else (
             f" [{num(row.get('ci_low'))}, {num(row.get('ci_high'))}]")
         line = (f"headline {cell}: {row.get('test')} {row.get('estimand') or ''} {num(row.get('estimate'))}{interval}, "
-                f"n {row.get('n')}, adjusted p {num(row.get('p_adj'))} ({row.get('correction')})")
+                f"n {row.get('n')}, adjusted p {format_p(row.get('p_adj'))} ({row.get('correction')})")
         console.print(line, markup=False, soft_wrap=True)
         for note in str(row.get("flag_notes") or "").split(" | "):
             if note:

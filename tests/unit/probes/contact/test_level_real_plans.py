@@ -1,7 +1,7 @@
 """Planted nulls on every language's real contact plan (issue 37): the paired tests reject at their level.
 
 The plans' shared no-contact questions (nine MMHB packs: one no-contact text for six prompt sets) made the
-tests reject in 34-43% of French null studies; the simulation and its figures are in ``level_real_plans.py``.
+tests reject in 34-43% of French null studies; the simulation and its figures are in ``tests/helpers/contact_null_plans.py``.
 Each check asserts the rejections of 200 null studies inside the binomial 99% interval of alpha (60 checks:
 a 95% interval would be missed by chance about three times).
 """
@@ -9,7 +9,7 @@ a 95% interval would be missed by chance about three times).
 from __future__ import annotations
 
 import pytest
-from level_real_plans import TESTS, band, plan_shape, rejection_rates
+from contact_null_plans import TESTS, band, plan_shape, rejection_rates
 
 from biasatlas.probes.contact.data import languages
 

@@ -7,7 +7,7 @@ studies; with ``samples`` > 1 each text is answered that many times and a set de
 probe's own test functions (``effects._decision_tests``, ``effects._probability_tests``) then run on the
 sets, with the probe's own question units (``effects.question_units``).
 
-    PYTHONPATH=src python tests/unit/probes/contact/level_real_plans.py [--studies 200] [--axis religion|all]
+    PYTHONPATH=src python tests/helpers/contact_null_plans.py [--studies 200] [--axis religion|all]
 
 prints, per language, samples and test, the rejections at alpha 0.05 and the binomial 95% interval of alpha.
 """
