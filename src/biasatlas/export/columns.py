@@ -218,7 +218,10 @@ STATISTICS: dict[str, str] = {
     "alpha": "Significance level the probe's decision used (contact 0.05, samaritan 0.01 by default).",
     "significant": "The probe's decision: adjusted p below alpha (samaritan TOST: equivalence shown).",
     "n": "Sample size of the test (see n_unit).",
-    "n_unit": "What n counts (prompt sets, scenarios, (trait, group) cells, stories).",
+    "n_unit": "What n counts (prompt sets, scenarios, (trait, group) cells, stories) and what the test's independent "
+    "unit is (contact in the MMHB packs: questions, a no-contact answer shared by several prompt sets).",
+    "units": "The number of independent units the test rests on (contact: distinct no-contact questions; equal to n "
+    "where each prompt set has its own).",
     "aggregation": "How samples (and rephrasings) were combined into one unit before the test.",
     "flags": "Quality flags, `; `-joined: not_tested, too_few_units, one_option, unreadable, refusals, "
     "not_fitted, not_converged (empty: none).",
