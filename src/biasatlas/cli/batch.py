@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import StudyOpt, check_study, console, fail, resume_command
+from biasatlas.cli.common import StudyOpt, check_output_dir, check_study, console, fail, resume_command
 from biasatlas.cli.options import RunOptions, run_options
 
 batch_app = typer.Typer(
@@ -226,6 +226,7 @@ def run(
         fail("the Ray engine needs Ray Data: pip install 'biasatlas[ray]'")
     from biasatlas.batch.ray_engine import ProgressLine, input_files, run_ray
 
+    check_output_dir(out)  # a study's database given as --out stays the database
     files = input_files(inputs)
     if not files:
         fail(f"no batch input at {inputs} (expected *.jsonl files written by `biasatlas batch export`)")

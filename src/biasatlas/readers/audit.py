@@ -131,12 +131,17 @@ def sample(store: Store, n: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(out[COLUMNS])
 
 
+def guide_path(path: Path) -> Path:
+    """Where the labelling guide of the sample ``path`` goes: beside it, ``PATH.md``."""
+    return path.with_name(path.name + ".md")
+
+
 def write_sample(frame: pd.DataFrame, path: Path) -> Path:
     """The sample as CSV (spreadsheet-safe) and its labelling guide beside it (``PATH.md``); the guide's path."""
     from biasatlas.export.write import to_csv
 
     to_csv(frame, path)
-    guide = path.with_name(path.name + ".md")
+    guide = guide_path(path)
     guide.write_text(GUIDE.format(csv=path.name), encoding="utf-8")
     return guide
 
