@@ -89,15 +89,37 @@ def score_cmd(
     with study_errors(study), study_writer(study), Store(study) as store:
         try:
             result = score(check_labels(store, frame))
+            if result["overall"]["n"] == 0:  # every answer labelled two ways: nothing left to score
+                raise AuditError("no answer left to score: every answer has conflicting labels "
+                                 f"({len(result['labels_file']['conflicts'])} answers)")
         except AuditError as exc:
             fail(f"{labels}: {exc}")
             raise
         run_id = store_score(store, result, labels.name, file_digest(labels))
     result["run_id"] = run_id
+    _print_file(result["labels_file"])
     if as_json:
         sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
         return
     _print(result, Console())
+
+
+SHOWN_CONFLICTS = 10  # answers labelled two ways named one by one (--json lists them all)
+
+
+def _print_file(held: dict[str, Any]) -> None:
+    """What the labels file held beyond one row per answer (stderr: --json stays clean)."""
+    err = Console(stderr=True, soft_wrap=True)
+    if held["repeated_rows"]:
+        err.print(f"note: {held['repeated_rows']} of {held['rows']} rows repeat an answer with the same label: "
+                  "each answer counted once", markup=False)
+    for conflict in held["conflicts"][:SHOWN_CONFLICTS]:
+        err.print(f"warning: answer {conflict['answer_key']} ({conflict['probe']}, sample ids "
+                  f"{', '.join(conflict['sample_ids'])}) is labelled {' and '.join(conflict['labels'])}: "
+                  "left out of the score", markup=False)
+    if len(held["conflicts"]) > SHOWN_CONFLICTS:
+        err.print(f"warning: {len(held['conflicts']) - SHOWN_CONFLICTS} more answers with conflicting labels "
+                  "left out (--json lists them all)", markup=False)
 
 
 def _pct(cell: dict[str, Any]) -> str:
