@@ -256,13 +256,19 @@ def run(
                              timeout=timeout, max_retries=max_retries, key_env=api_key_env, progress=progress)
         finally:
             progress.close()
-    console.print(f"ray: {result.lines} lines: {result.answered} answered, {result.skipped} answered before, "
-                  f"{result.errors} failed, {result.unreadable} unreadable in {result.seconds:.1f} s "
+    shared = f" ({result.shared} with the answer of a line asking the same body)" if result.shared else ""
+    console.print(f"ray: {result.lines} lines: {result.answered} answered{shared}, {result.skipped} answered "
+                  f"before, {result.duplicates} duplicates (asked once), {result.errors} failed, "
+                  f"{result.unreadable} unreadable, {len(result.conflicts)} conflicting in {result.seconds:.1f} s "
                   f"(cluster {result.address})", markup=False)
+    if result.conflicts:
+        console.print(f"warning: {len(result.conflicts)} lines give a custom_id a second, different body (the "
+                      f"first body was asked): {', '.join(dict.fromkeys(result.conflicts[:SHOWN_BAD]))}",
+                      markup=False)
     for cause, n in sorted(result.causes.items()):
         console.print(f"  failed: {n} {cause}", markup=False)
     console.print(f"next: biasatlas batch import --study DIR {out}/*.jsonl", markup=False)
     if as_json:
         sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
-    if result.errors or result.unreadable:
+    if result.errors or result.unreadable or result.conflicts:
         raise typer.Exit(1)
