@@ -150,3 +150,15 @@ def test_score_counts_a_repeated_answer_once_and_names_a_conflict(study: Path, t
     scored = json.loads(result.stdout)
     assert scored["overall"]["n"] == 3 and scored["overall"]["correct"] == 3  # the conflicting answer left out
     assert [c["sample_ids"][-1] for c in scored["labels_file"]["conflicts"]] == ["200"]
+
+
+def test_score_of_conflicts_only_is_one_line(study: Path, tmp_path: Path) -> None:
+    out = tmp_path / "labels.csv"
+    drawn = runner.invoke(app, ["readers", "sample", "--study", str(study), "--n", "1", "--out", str(out)])
+    assert drawn.exit_code == 0, drawn.output
+    labels = pd.read_csv(out, dtype=str, keep_default_na=False)
+    two = pd.concat([labels.assign(human_label="refusal"), labels.assign(sample_id="2", human_label="unreadable")])
+    two.to_csv(out, index=False)
+    result = runner.invoke(app, ["readers", "score", "--study", str(study), str(out)])
+    assert result.exit_code == 2 and "every answer has conflicting labels" in " ".join(result.output.split())
+    assert len([x for x in result.output.splitlines() if x.strip()]) == 1, result.output
