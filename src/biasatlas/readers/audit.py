@@ -193,7 +193,8 @@ def check_labels(store: Store, labels: pd.DataFrame) -> pd.DataFrame:
             continue
         found = current.loc[[key]].iloc[0]
         answer = str(found["answer_key"])
-        given_key = str(row.get("answer_key") or "").strip()
+        given_key = row.get("answer_key")
+        given_key = given_key.strip() if isinstance(given_key, str) else ""  # an empty cell (or NaN): the study's
         if given_key and given_key != answer:
             problems.append(f"{where}: answer_key {given_key} is not the key of that answer in the study ({answer})")
             continue
