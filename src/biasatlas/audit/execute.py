@@ -79,6 +79,9 @@ class AuditRun:
 
     totals: list[RunTotals] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    #: model name -> why its backend could not be used (a server that cannot be reached, a model it lacks):
+    #: the model's run stopped before it began, so no run records it
+    stopped: dict[str, str] = field(default_factory=dict)
 
 
 def last_run_id(study: Path) -> int:
@@ -141,8 +144,9 @@ def run_cells(
     on_totals: Callable[[RunTotals], None] | None = None,
     planned: Sequence[int] | None = None,
 ) -> AuditRun:
-    """Run every cell into ``study``, model by model. A model whose run stopped (its backend kept failing)
-    has its remaining cells skipped. KeyboardInterrupt propagates after the runs made so far are tagged.
+    """Run every cell into ``study``, model by model. A model whose run stopped (its backend kept failing,
+    or could not be opened: a server that cannot be reached) has its remaining cells skipped; the later models
+    are asked all the same. KeyboardInterrupt propagates after the runs made so far are tagged.
     ``planned`` (requests of each cell's plan): with ``progress``, each progress line off a terminal is
     followed by one for the whole audit (:class:`biasatlas.progress.AuditProgress`)."""
     from biasatlas.progress import CURRENT_AUDIT, AuditProgress
@@ -164,6 +168,8 @@ def _run_cells(
     on_totals: Callable[[RunTotals], None] | None,
     tracker: Any,
 ) -> AuditRun:
+    from biasatlas.backends.base import BackendError
+
     result = AuditRun()
     audit_record: dict[str, Any] = {"file": str(audit_file)}
     title = audit_title(audit_file)
@@ -187,6 +193,11 @@ def _run_cells(
                 before = last_run_id(study)
                 try:
                     steps = cell.probe.run(cell.config, options, study, progress=progress, on_totals=on_totals)
+                except BackendError as exc:  # one model's server down ends that model's cells, not the audit
+                    result.stopped[name] = str(exc)
+                    result.skipped.append(cell.label())
+                    stopped = True
+                    continue
                 finally:
                     tag_runs(study, before, options.backend_id, name, {**audit_record, "model": name})
                 result.totals.extend(steps)

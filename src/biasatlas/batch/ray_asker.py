@@ -9,7 +9,8 @@ no endpoint gets more than ``actors x per_actor`` requests at once.
 An answer is appended to the actor's own output file, in the OpenAI Batch output format, and flushed
 before the next one is written: a killed job leaves files whose every whole line is an answer (a line
 cut by the kill is reported by ``batch import`` and asked again by the rerun). Lines whose answer the
-output folder holds already (``skip``) are not asked.
+output folder holds already (``skip``) are not asked; the driver hands each request over once
+(:mod:`biasatlas.batch.work`), with the other ids that get its answer.
 """
 
 from __future__ import annotations
@@ -74,27 +75,32 @@ class LineAsker:
         return self.clients
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
-        """Ask every line of ``batch`` (a column ``text`` of JSONL lines); one status row per line."""
-        return self.loop.run_until_complete(self._ask_all(list(batch["text"])))
+        """Ask every line of ``batch`` (a column ``text`` of JSONL lines, and optionally ``also``: JSON lists of
+        the other ids that get a line's answer, :mod:`biasatlas.batch.work`); one status row per id answered."""
+        texts = [str(t) for t in batch["text"]]
+        also = [json.loads(str(a)) if a else [] for a in batch["also"]] if "also" in batch else [[] for _ in texts]
+        return self.loop.run_until_complete(self._ask_all(texts, also))
 
-    async def _ask_all(self, texts: list[str]) -> dict[str, list[Any]]:
+    async def _ask_all(self, texts: list[str], also: list[list[str]] | None = None) -> dict[str, list[Any]]:
         clients = self._open()
         limits = [asyncio.Semaphore(self.per_actor) for _ in clients]
         rows: dict[str, list[Any]] = {"custom_id": [], "status": [], "cause": [], "endpoint": [], "file": []}
 
-        async def ask(text: str) -> None:
-            status, cause, custom_id, where = await self._ask_one(text, clients, limits)
-            rows["custom_id"].append(custom_id)
-            rows["status"].append(status)
-            rows["cause"].append(cause)
-            rows["endpoint"].append(where)
-            rows["file"].append(self.path.name)
+        async def ask(text: str, others: list[str]) -> None:
+            status, cause, custom_id, where = await self._ask_one(text, clients, limits, others)
+            for answered in [custom_id, *(others if custom_id and status != "skipped" else [])]:
+                rows["custom_id"].append(answered)
+                rows["status"].append(status)
+                rows["cause"].append(cause)
+                rows["endpoint"].append(where)
+                rows["file"].append(self.path.name)
 
-        await asyncio.gather(*(ask(t) for t in texts if t.strip()))
+        await asyncio.gather(*(ask(t, a) for t, a in zip(texts, also or [[] for _ in texts], strict=True)
+                               if t.strip()))
         return rows
 
     async def _ask_one(
-        self, text: str, clients: list[Any], limits: list[asyncio.Semaphore]
+        self, text: str, clients: list[Any], limits: list[asyncio.Semaphore], also: list[str] | None = None
     ) -> tuple[str, str, str, str]:
         from biasatlas.backends.http.client import AttemptError
 
@@ -110,13 +116,17 @@ class LineAsker:
         index = endpoint_of(custom_id, len(clients))
         retries: Counter[str] = Counter()
         async with limits[index]:
+            answer: dict[str, Any] | None = None
+            error: tuple[str, str] | None = None
             try:
-                answer = await clients[index].complete(body, retries)
-                record, status, cause = output_record(custom_id, answer, None), "answered", ""
+                answer, status, cause = await clients[index].complete(body, retries), "answered", ""
             except AttemptError as exc:
-                record, status, cause = output_record(custom_id, None, (exc.cause, exc.detail)), "error", exc.cause
-        self.handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self.handle.flush()  # a kill loses at most the line being written
+                error, status, cause = (exc.cause, exc.detail), "error", exc.cause
+        # the answer under the line's id and under every id that asks the very same body (asked once)
+        for answered in [custom_id, *(also or [])]:
+            record = output_record(answered, answer, error)
+            self.handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+            self.handle.flush()  # a kill loses at most the line being written
         return status, cause, custom_id, self.endpoints[index]
 
     def close(self) -> None:

@@ -1,10 +1,11 @@
 """`biasatlas batch run --engine ray`: batch input files answered through Ray Data, in the Batch output format.
 
-The route: ``ray.data.read_text`` over the input JSONL that ``batch export`` wrote -> ``map_batches``
+The route: the input JSONL that ``batch export`` wrote, each request once (:mod:`biasatlas.batch.work`:
+a repeated line is asked once) -> ``ray.data.from_items`` -> ``map_batches``
 with a pool of :class:`~.ray_asker.LineAsker` actors, each POSTing its lines' bodies to the endpoints
 (``--base-url``, one or more OpenAI-compatible servers) with the HTTP backend's client -> answers
-appended to the actors' files in ``--out``, which ``batch import`` reads. The input is read as text,
-not with ``ray.data.read_json``: Arrow's schema inference unifies the lines' bodies and adds the
+appended to the actors' files in ``--out``, which ``batch import`` reads. The lines go as their text,
+not through ``ray.data.read_json``: Arrow's schema inference unifies the lines' bodies and adds the
 fields one line has to every other line as nulls (``"logprobs": null``), so the server would get a
 body other than the exported one.
 
@@ -28,6 +29,7 @@ from typing import Any
 
 from biasatlas.backends.http.setup import safe_url
 from biasatlas.batch.formats import BadLine, read_output
+from biasatlas.batch.work import work_list
 
 #: the manifest `batch run` writes beside its answers, read back by `batch import`
 MANIFEST = "ray-run.json"
@@ -46,6 +48,9 @@ class RayRun:
     answered: int = 0
     errors: int = 0
     unreadable: int = 0
+    duplicates: int = 0  # lines repeating an earlier line (its custom_id and body): asked once
+    shared: int = 0  # ids answered with another id's answer to the very same body (counted in answered)
+    conflicts: list[str] = field(default_factory=list)  # ids given two different bodies: the first asked
     causes: Counter[str] = field(default_factory=Counter)
     by_endpoint: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
@@ -55,11 +60,13 @@ class RayRun:
 
     @property
     def done(self) -> int:
-        return self.skipped + self.answered + self.errors + self.unreadable
+        return (self.skipped + self.answered + self.errors + self.unreadable + self.duplicates
+                + len(self.conflicts))
 
     def as_dict(self) -> dict[str, Any]:
         return {"engine": "ray", "lines": self.lines, "skipped": self.skipped, "answered": self.answered,
-                "errors": self.errors, "unreadable": self.unreadable, "causes": dict(self.causes),
+                "errors": self.errors, "unreadable": self.unreadable, "duplicates": self.duplicates,
+                "shared": self.shared, "conflicts": self.conflicts, "causes": dict(self.causes),
                 "by_endpoint": dict(self.by_endpoint), "seconds": round(self.seconds, 3), "address": self.address,
                 "endpoints": self.endpoints, "files": self.files}
 
@@ -104,11 +111,16 @@ def run_ray(inputs: list[Path], out: Path, endpoints: list[str], *, address: str
     from biasatlas.batch.ray_asker import LineAsker
 
     started = time.perf_counter()
-    done = frozenset(answered_ids(out))
-    run = RayRun(lines=count_lines(inputs), address=address or "local",
-                 endpoints=[safe_url(u) for u in endpoints])
+    work = work_list(inputs, frozenset(answered_ids(out)))  # each request once (batch.work)
+    run = RayRun(lines=work.lines, skipped=work.skipped, unreadable=len(work.unreadable),
+                 duplicates=work.duplicates, shared=work.shared, conflicts=list(work.conflicts),
+                 address=address or "local", endpoints=[safe_url(u) for u in endpoints])
     out.mkdir(parents=True, exist_ok=True)
     _write_manifest(out, run, status="running")
+    if not work.items:  # nothing to ask: no Ray started (from_items of nothing has no schema)
+        run.seconds = time.perf_counter() - started
+        _write_manifest(out, run, status="finished")
+        return run
     if not ray.is_initialized():
         if address:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
@@ -120,11 +132,11 @@ def run_ray(inputs: list[Path], out: Path, endpoints: list[str], *, address: str
     context.enable_progress_bars = False  # our own progress line; Ray's bars would interleave with it
     context.print_on_execution_start = False
     per_actor = max(1, math.ceil(concurrency / actors))
-    dataset = ray.data.read_text([str(p) for p in inputs]).map_batches(
+    dataset = ray.data.from_items([item.row() for item in work.items]).map_batches(
         LineAsker,
         fn_constructor_kwargs={"endpoints": list(endpoints), "out": str(out), "per_actor": per_actor,
                                "timeout": timeout, "connect_timeout": connect_timeout,
-                               "max_retries": max_retries, "key_env": key_env, "skip": done},
+                               "max_retries": max_retries, "key_env": key_env},
         batch_size=BATCH_LINES, compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=1,
         batch_format="numpy",
     )

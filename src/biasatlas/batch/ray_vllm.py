@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from biasatlas.batch.ray_engine import RayRun, answered_ids
+from biasatlas.batch.work import work_list
 
 #: body fields that become vLLM sampling parameters (same names in vLLM's SamplingParams)
 SAMPLING_FIELDS = ("temperature", "top_p", "max_tokens", "seed", "stop", "presence_penalty", "frequency_penalty")
@@ -60,11 +61,11 @@ def run_vllm(inputs: list[Path], out: Path, model_source: str, *, address: str |
         raise ImportError("--engine ray-vllm needs Ray Data's LLM stage and vLLM: pip install 'ray[llm]' "
                           f"on a GPU cluster ({exc})") from exc
     started = time.perf_counter()
-    done = answered_ids(out)
-    rows = [json.loads(x) for p in inputs for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
-    todo = [to_stage_row(r) for r in rows if r["custom_id"] not in done]
-    run = RayRun(lines=len(rows), skipped=len(rows) - len(todo), address=address or "local",
-                 endpoints=[f"vllm:{model_source}"])
+    work = work_list(inputs, frozenset(answered_ids(out)))  # each request once (batch.work)
+    todo = [{**to_stage_row(json.loads(item.text)), "also": item.row()["also"]} for item in work.items]
+    run = RayRun(lines=work.lines, skipped=work.skipped, unreadable=len(work.unreadable),
+                 duplicates=work.duplicates, shared=work.shared, conflicts=list(work.conflicts),
+                 address=address or "local", endpoints=[f"vllm:{model_source}"])
     if todo:
         if not ray.is_initialized():
             ray.init(address=address) if address else ray.init()
@@ -78,9 +79,12 @@ def run_vllm(inputs: list[Path], out: Path, model_source: str, *, address: str |
         path = out / f"ray-vllm-{uuid.uuid4().hex[:12]}.jsonl"
         with path.open("a", encoding="utf-8") as handle:
             for row in processor(ray.data.from_items(todo)).iter_rows():
-                handle.write(json.dumps(to_output_line(dict(row)), ensure_ascii=False) + "\n")
-                handle.flush()
-                run.answered += 1
+                others = json.loads(str(row.get("also") or "[]"))
+                for custom_id in [row["custom_id"], *others]:  # the answer under every id asking this body
+                    handle.write(json.dumps(to_output_line({**row, "custom_id": custom_id}), ensure_ascii=False)
+                                 + "\n")
+                    handle.flush()
+                    run.answered += 1
         run.files = [path.name]
     run.seconds = time.perf_counter() - started
     return run

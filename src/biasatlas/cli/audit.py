@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape as rich_escape
 
 from biasatlas.cli.app import app
 from biasatlas.cli.common import (
+    EXIT_STOPPED,
     StudyOpt,
     check_study,
     console,
@@ -93,9 +95,17 @@ def _run(plan: Plan, study: Path, progress: bool | None) -> None:
     except KeyboardInterrupt:
         interrupted(study)
         raise
+    for name, reason in result.stopped.items():
+        console.print(f"[bold red]stopped[/] {rich_escape(name)}: {rich_escape(reason)}; its cells are skipped, "
+                      "the audit goes on")
     for label in result.skipped:
-        console.print(f"[yellow]skipped[/] {label}: its model stopped earlier")
+        console.print(f"[yellow]skipped[/] {rich_escape(label)}: its model stopped earlier")
     written = _report(study)
+    if result.stopped and not any(t.status == "stopped" for t in result.totals):
+        # no run recorded the stop (the model could not be opened): finish() would not see it
+        console.print(f"[bold red]stopped[/]: {rich_escape(', '.join(result.stopped))} could not be used; "
+                      f"Resume: {rich_escape(resume_command())}")
+        raise typer.Exit(EXIT_STOPPED)
     finish(result.totals)
     if not written:
         raise typer.Exit(1)

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import StudyOpt, check_study, console, fail, resume_command
+from biasatlas.cli.common import StudyOpt, check_output_dir, check_study, console, fail, resume_command
 from biasatlas.cli.options import RunOptions, run_options
 
 batch_app = typer.Typer(
@@ -226,6 +226,7 @@ def run(
         fail("the Ray engine needs Ray Data: pip install 'biasatlas[ray]'")
     from biasatlas.batch.ray_engine import ProgressLine, input_files, run_ray
 
+    check_output_dir(out)  # a study's database given as --out stays the database
     files = input_files(inputs)
     if not files:
         fail(f"no batch input at {inputs} (expected *.jsonl files written by `biasatlas batch export`)")
@@ -255,13 +256,19 @@ def run(
                              timeout=timeout, max_retries=max_retries, key_env=api_key_env, progress=progress)
         finally:
             progress.close()
-    console.print(f"ray: {result.lines} lines: {result.answered} answered, {result.skipped} answered before, "
-                  f"{result.errors} failed, {result.unreadable} unreadable in {result.seconds:.1f} s "
+    shared = f" ({result.shared} with the answer of a line asking the same body)" if result.shared else ""
+    console.print(f"ray: {result.lines} lines: {result.answered} answered{shared}, {result.skipped} answered "
+                  f"before, {result.duplicates} duplicates (asked once), {result.errors} failed, "
+                  f"{result.unreadable} unreadable, {len(result.conflicts)} conflicting in {result.seconds:.1f} s "
                   f"(cluster {result.address})", markup=False)
+    if result.conflicts:
+        console.print(f"warning: {len(result.conflicts)} lines give a custom_id a second, different body (the "
+                      f"first body was asked): {', '.join(dict.fromkeys(result.conflicts[:SHOWN_BAD]))}",
+                      markup=False)
     for cause, n in sorted(result.causes.items()):
         console.print(f"  failed: {n} {cause}", markup=False)
     console.print(f"next: biasatlas batch import --study DIR {out}/*.jsonl", markup=False)
     if as_json:
         sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
-    if result.errors or result.unreadable:
+    if result.errors or result.unreadable or result.conflicts:
         raise typer.Exit(1)

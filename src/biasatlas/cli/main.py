@@ -20,6 +20,7 @@ from biasatlas.cli.common import (
     AlphaOpt,
     CorrectionOpt,
     check_analysis_options,
+    check_output_file,
     check_study,
     database_error_line,
     fail,
@@ -196,6 +197,7 @@ def report(
     target = out if out is not None else study / "report.html"
     if target.exists() and not target.is_file():
         fail(f"{target} exists and is not a file; pass --out FILE")
+    check_output_file(target, replace=True)  # its own report again, yes; a study's database, never
     try:
         with study_errors(study):
             path = build_report(store, study, out, publish=files)

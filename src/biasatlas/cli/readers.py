@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import StudyOpt, check_study, fail, study_errors
+from biasatlas.cli.common import StudyOpt, check_output_file, check_study, fail, study_errors
 from biasatlas.store import DB_NAME, Store
 
 readers_app = typer.Typer(help="The human reading audit: draw answers to label by hand, score the labels.",
@@ -30,22 +30,27 @@ def _study(study: Path, *, write: bool) -> Store:
 @readers_app.command("sample")
 def sample_cmd(
     study: StudyOpt,
-    out: Annotated[Path, typer.Option("--out", help="The CSV to write (its labelling guide goes to OUT.md).")],
+    out: Annotated[Path, typer.Option("--out", help="The CSV to write (its labelling guide goes to OUT.md; the "
+                                      "folder is created if missing). An existing file is kept: see --force.")],
     n: Annotated[int, typer.Option("--n", min=1, help="Answers to draw (all there are, if fewer).")] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 0,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing --out file (and its guide): its "
+                                        "labels are lost. Never a study's database or any SQLite file.")] = False,
 ) -> None:
     """Draw N answers stratified by probe x language x reader label (unreadable included), with the question,
-    the answer and an empty human_label column to fill in."""
-    from biasatlas.readers.audit import sample, write_sample
+    the answer and an empty human_label column to fill in. An existing --out is never replaced without --force
+    (a filled labels file is hours of work)."""
+    from biasatlas.readers.audit import guide_path, sample, write_sample
 
-    if out.exists() and not out.is_file():
-        fail(f"--out {out} exists and is not a file")
+    check_output_file(out, replace=force)
+    check_output_file(guide_path(out), replace=force)
     with study_errors(study):
         store = _study(study, write=False)
         frame = sample(store, n, seed)
     if frame.empty:
         fail("the study holds no answer of free text to check (contact or samaritan, generate mode)")
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
         guide = write_sample(frame, out)
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
@@ -84,15 +89,37 @@ def score_cmd(
     with study_errors(study), study_writer(study), Store(study) as store:
         try:
             result = score(check_labels(store, frame))
+            if result["overall"]["n"] == 0:  # every answer labelled two ways: nothing left to score
+                raise AuditError("no answer left to score: every answer has conflicting labels "
+                                 f"({len(result['labels_file']['conflicts'])} answers)")
         except AuditError as exc:
             fail(f"{labels}: {exc}")
             raise
         run_id = store_score(store, result, labels.name, file_digest(labels))
     result["run_id"] = run_id
+    _print_file(result["labels_file"])
     if as_json:
         sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
         return
     _print(result, Console())
+
+
+SHOWN_CONFLICTS = 10  # answers labelled two ways named one by one (--json lists them all)
+
+
+def _print_file(held: dict[str, Any]) -> None:
+    """What the labels file held beyond one row per answer (stderr: --json stays clean)."""
+    err = Console(stderr=True, soft_wrap=True)
+    if held["repeated_rows"]:
+        err.print(f"note: {held['repeated_rows']} of {held['rows']} rows repeat an answer with the same label: "
+                  "each answer counted once", markup=False)
+    for conflict in held["conflicts"][:SHOWN_CONFLICTS]:
+        err.print(f"warning: answer {conflict['answer_key']} ({conflict['probe']}, sample ids "
+                  f"{', '.join(conflict['sample_ids'])}) is labelled {' and '.join(conflict['labels'])}: "
+                  "left out of the score", markup=False)
+    if len(held["conflicts"]) > SHOWN_CONFLICTS:
+        err.print(f"warning: {len(held['conflicts']) - SHOWN_CONFLICTS} more answers with conflicting labels "
+                  "left out (--json lists them all)", markup=False)
 
 
 def _pct(cell: dict[str, Any]) -> str:

@@ -18,6 +18,8 @@ from biasatlas.cli.common import (
     CorrectionOpt,
     StudyOpt,
     check_analysis_options,
+    check_output_dir,
+    check_output_file,
     fail,
     run_probe_command,
 )
@@ -114,6 +116,7 @@ def aggregate_cmd(
         nonshared = "all"
     min_raters = MIN_RATERS if min_raters is None else min_raters
     nonshared = nonshared or "home"
+    check_output_file(out, replace=True)  # rewrites its own table; a study's database or any SQLite file, never
     try:
         result = aggregate_file(ratings, language=lang, min_raters=min_raters, nonshared=nonshared,
                                 name_map_path=name_map, strict=strict, keep_groups=keep)
@@ -259,6 +262,7 @@ def export_cmd(
     from biasatlas.probes.leakage.human import write_table
     from biasatlas.probes.leakage.scores import association_cells, matrix
 
+    check_output_dir(out)
     store = _open_study(study)
     try:
         cells = association_cells(store.frame(probe="leakage"))

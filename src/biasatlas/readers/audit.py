@@ -131,12 +131,17 @@ def sample(store: Store, n: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(out[COLUMNS])
 
 
+def guide_path(path: Path) -> Path:
+    """Where the labelling guide of the sample ``path`` goes: beside it, ``PATH.md``."""
+    return path.with_name(path.name + ".md")
+
+
 def write_sample(frame: pd.DataFrame, path: Path) -> Path:
     """The sample as CSV (spreadsheet-safe) and its labelling guide beside it (``PATH.md``); the guide's path."""
     from biasatlas.export.write import to_csv
 
     to_csv(frame, path)
-    guide = path.with_name(path.name + ".md")
+    guide = guide_path(path)
     guide.write_text(GUIDE.format(csv=path.name), encoding="utf-8")
     return guide
 
@@ -167,19 +172,19 @@ def _class(probe: str, label: str, allowed: str) -> str:
 
 
 def check_labels(store: Store, labels: pd.DataFrame) -> pd.DataFrame:
-    """The labelled rows joined with the study's current reading; AuditError names each problem found."""
-    required = ["sample_id", "probe", "prompt_id", "answer_key", "sample_index", "model", "human_label"]
+    """The labelled rows joined with the study's current reading, each with the key of the answer it labels
+    (``answer_key``: the scoring counts an answer once); AuditError names each problem found."""
+    # answer_key may be missing (a file cut down by hand): the study's key of the answer the row names is used
+    required = ["sample_id", "probe", "prompt_id", "sample_index", "model", "human_label"]
     missing = [c for c in required if c not in labels.columns]
     if missing:
         raise AuditError(f"the labels file lacks the column(s) {', '.join(missing)} (draw it with `readers sample`)")
     if labels.empty:
         raise AuditError("the labels file has no rows")
     problems: list[str] = []
-    duplicated = labels["sample_id"][labels["sample_id"].duplicated()].tolist()
-    if duplicated:
-        problems.append(f"sample_id {duplicated[0]} appears more than once")
     current = read_answers(store).set_index(["probe", "prompt_id", "model", "sample_index"])
     rows = []
+    answer_of_id: dict[str, str] = {}  # sample_id -> answer key: one id names one answer (a copied row is fine)
     for line, row in enumerate(labels.to_dict("records"), start=2):  # line 1 is the header
         where = f"line {line} (sample_id {row['sample_id']})"
         key = (str(row["probe"]), str(row["prompt_id"]), str(row["model"]), int(row["sample_index"]))
@@ -187,6 +192,15 @@ def check_labels(store: Store, labels: pd.DataFrame) -> pd.DataFrame:
             problems.append(f"{where}: no such answer in the study (probe, prompt_id, model, sample_index)")
             continue
         found = current.loc[[key]].iloc[0]
+        answer = str(found["answer_key"])
+        given_key = row.get("answer_key")
+        given_key = given_key.strip() if isinstance(given_key, str) else ""  # an empty cell (or NaN): the study's
+        if given_key and given_key != answer:
+            problems.append(f"{where}: answer_key {given_key} is not the key of that answer in the study ({answer})")
+            continue
+        if answer_of_id.setdefault(str(row["sample_id"]), answer) != answer:
+            problems.append(f"{where}: sample_id {row['sample_id']} names two different answers")
+            continue
         given = row["human_label"]
         if not isinstance(given, str) or not given.strip():
             problems.append(f"{where}: human_label is empty")
@@ -195,7 +209,8 @@ def check_labels(store: Store, labels: pd.DataFrame) -> pd.DataFrame:
         if human is None:
             problems.append(f"{where}: human_label {given!r} is not one of: {found['allowed_labels']}")
             continue
-        rows.append({"probe": key[0], "language": found["language"], "group": found["group"],
+        rows.append({"probe": key[0], "answer_key": answer, "sample_id": str(row["sample_id"]),
+                     "language": found["language"], "group": found["group"],
                      "reader": found["reader"], "reader_label": found["reader_label"], "human_label": human,
                      "reader_class": found["stratum"],
                      "human_class": _class(key[0], human, str(found["allowed_labels"]))})

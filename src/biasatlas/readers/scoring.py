@@ -2,7 +2,9 @@
 whether reading errors depend on the group asked about (a reading error correlated with the group is a bias of
 the instrument).
 
-Accuracy is the share of answers whose reader label equals the human's (a rating: the same number). Intervals:
+Each answer (its key) counts once: rows repeating it with the same label are one answer, an answer labelled
+two ways is a conflict, listed and left out. Accuracy is the share of answers whose reader label equals the
+human's (a rating: the same number). Intervals:
 Wilson 95% (statsmodels ``proportion_confint``). Kappa: statsmodels ``cohens_kappa`` with its asymptotic 95% CI,
 on the label classes (contact: affirmative, negative, refusal, unreadable; samaritan: the exact ratings,
 refusal, unreadable). Groups: Fisher's exact test with two groups, else Pearson's chi-square test of independence
@@ -68,12 +70,40 @@ def group_test(frame: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
+def one_per_answer(checked: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """One row per answer (``probe``, ``answer_key``), and what the labels file held beyond that.
+
+    Rows repeating an answer with the same human label count once (a row copied, or the answer drawn under
+    several sample ids); an answer labelled two ways is a conflict: listed, and left out of every figure (no
+    rule can tell which label the human meant). Rows without ``answer_key`` are each an answer of their own.
+    """
+    rows = len(checked)
+    if "answer_key" not in checked.columns or checked.empty:
+        return checked, {"rows": rows, "answers": rows, "repeated_rows": 0, "conflicts": []}
+    ident = ["probe", "answer_key"]
+    labels = checked.groupby(ident, sort=True)["human_label"].agg(lambda x: sorted(set(x)))
+    conflicting = labels[labels.map(len) > 1]
+    conflicts = []
+    for ident_value, given in conflicting.items():
+        pair: Any = ident_value  # (probe, answer_key): pandas types a MultiIndex label loosely
+        probe, key = str(pair[0]), str(pair[1])
+        part = checked[(checked["probe"] == probe) & (checked["answer_key"] == key)]
+        ids = sorted({str(i) for i in part["sample_id"]}, key=lambda i: (len(i), i)) if "sample_id" in part else []
+        conflicts.append({"probe": str(probe), "answer_key": str(key), "labels": given, "sample_ids": ids})
+    clash = checked.set_index(ident).index.isin(conflicting.index)
+    kept = checked[~clash].drop_duplicates(ident, keep="first")
+    return kept, {"rows": rows, "answers": len(labels), "repeated_rows": int((~clash).sum()) - len(kept),
+                  "conflicts": conflicts}
+
+
 def score(checked: pd.DataFrame) -> dict[str, Any]:
-    """The audit's figures from :func:`biasatlas.readers.audit.check_labels`'s rows."""
-    frame = checked.copy()
+    """The audit's figures from :func:`biasatlas.readers.audit.check_labels`'s rows, each answer counted once
+    (:func:`one_per_answer`; what the file held beyond that is ``labels_file``)."""
+    frame, held = one_per_answer(checked)
+    frame = frame.copy()
     frame["correct"] = frame["reader_label"] == frame["human_label"]
     result: dict[str, Any] = {"overall": rate(int(frame["correct"].sum()), len(frame)), "probes": {},
-                              "by_probe_language": []}
+                              "by_probe_language": [], "labels_file": held}
     for (probe, language), part in frame.groupby(["probe", "language"], sort=True):
         result["by_probe_language"].append({"probe": probe, "language": language,
                                             **rate(int(part["correct"].sum()), len(part))})

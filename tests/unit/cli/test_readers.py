@@ -132,3 +132,33 @@ def test_score_names_each_problem(study: Path, tmp_path: Path) -> None:
     labels.drop(columns=["human_label"]).to_csv(out, index=False)
     result = runner.invoke(app, ["readers", "score", "--study", str(study), str(out)])
     assert result.exit_code == 2 and "lacks the column(s) human_label" in result.output
+
+
+def test_score_counts_a_repeated_answer_once_and_names_a_conflict(study: Path, tmp_path: Path) -> None:
+    out = tmp_path / "labels.csv"
+    drawn = runner.invoke(app, ["readers", "sample", "--study", str(study), "--n", "4", "--out", str(out)])
+    assert drawn.exit_code == 0, drawn.output
+    labels = pd.read_csv(out, dtype=str, keep_default_na=False)
+    labels["human_label"] = labels["reader_label"]
+    first = labels.iloc[[0]]
+    other = next(o for o in first["allowed_labels"].iloc[0].split(" | ") if o != first["human_label"].iloc[0])
+    copies = [labels.iloc[[1]].assign(sample_id=str(100 + i)) for i in range(20)]
+    pd.concat([labels, *copies, first.assign(sample_id="200", human_label=other)]).to_csv(out, index=False)
+    result = runner.invoke(app, ["readers", "score", "--study", str(study), str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "20 of 25 rows repeat an answer" in result.stderr and "left out of the score" in result.stderr
+    scored = json.loads(result.stdout)
+    assert scored["overall"]["n"] == 3 and scored["overall"]["correct"] == 3  # the conflicting answer left out
+    assert [c["sample_ids"][-1] for c in scored["labels_file"]["conflicts"]] == ["200"]
+
+
+def test_score_of_conflicts_only_is_one_line(study: Path, tmp_path: Path) -> None:
+    out = tmp_path / "labels.csv"
+    drawn = runner.invoke(app, ["readers", "sample", "--study", str(study), "--n", "1", "--out", str(out)])
+    assert drawn.exit_code == 0, drawn.output
+    labels = pd.read_csv(out, dtype=str, keep_default_na=False)
+    two = pd.concat([labels.assign(human_label="refusal"), labels.assign(sample_id="2", human_label="unreadable")])
+    two.to_csv(out, index=False)
+    result = runner.invoke(app, ["readers", "score", "--study", str(study), str(out)])
+    assert result.exit_code == 2 and "every answer has conflicting labels" in " ".join(result.output.split())
+    assert len([x for x in result.output.splitlines() if x.strip()]) == 1, result.output
