@@ -13,8 +13,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from biasatlas.probes.contact.effects import question_units
+from biasatlas.stats.clustered import shared_reference_test
 from biasatlas.stats.paired import newcombe_paired_ci
 from biasatlas.stats.proportions import wilson_interval
 
@@ -40,12 +43,20 @@ def _set_biased(cell: pd.DataFrame) -> pd.DataFrame:
     return (share > 0.5).astype(float).where(share.notna() & (share != 0.5))
 
 
-def _change(wide: pd.DataFrame, framing: str) -> dict[str, Any]:
-    """The paired change in % biased (framing − none, percentage points) with its Newcombe 95% interval."""
+def _change(wide: pd.DataFrame, framing: str, units: pd.Series | None = None) -> dict[str, Any]:
+    """The paired change in % biased (framing − none, percentage points) with its Newcombe 95% interval; where
+    prompt sets share their no-contact answer (``units``: set -> question), the question-level cluster-robust
+    interval of :func:`biasatlas.stats.clustered.shared_reference_test` instead."""
     name = f"change_{framing}"
     if "none" not in wide or framing not in wide:
         return {name: None, f"{name}_ci_low": None, f"{name}_ci_high": None, f"n_pairs_{framing}": 0}
     pair = wide[["none", framing]].dropna().astype(bool)
+    if units is not None and len(pair):
+        codes = np.unique(units.reindex(pair.index).astype(str).to_numpy(), return_inverse=True)[1]
+        if len(np.unique(codes)) < len(codes):
+            res = shared_reference_test(pair["none"].to_numpy(int), pair[framing].to_numpy(int), codes)
+            return {name: 100 * res.effect, f"{name}_ci_low": 100 * res.ci_low, f"{name}_ci_high": 100 * res.ci_high,
+                    f"n_pairs_{framing}": len(pair)}
     after, before = pair[framing], pair["none"]
     counts = (int((after & before).sum()), int((after & ~before).sum()), int((~after & before).sum()),
               int((~after & ~before).sum()))
@@ -60,6 +71,8 @@ def _percentages(cell: pd.DataFrame) -> dict[str, Any]:
     row: dict[str, Any] = {}
     for framing in FRAMINGS:
         answers = cell[cell["contact"] == framing]
+        if "key" in answers.columns:  # a no-contact answer shared by several prompt sets counts once
+            answers = answers.drop_duplicates(subset="key")
         n, count = len(answers), int((answers["decision"] == "biased").sum())
         low, high = wilson_interval(count, n)
         row[f"n_{framing}"] = n
@@ -97,8 +110,9 @@ def adherence_table(outcomes: pd.DataFrame, by: list[str] | None = None) -> pd.D
         row: dict[str, Any] = {**dict(zip(keys, key, strict=True)), "n_sets": int(cell["set_id"].nunique())}
         row.update(_percentages(cell))
         wide = _set_biased(cell)
-        row.update(_change(wide, "positive"))
-        row.update(_change(wide, "negative"))
+        units = question_units(cell)
+        row.update(_change(wide, "positive", units))
+        row.update(_change(wide, "negative", units))
         row.update(_verdicts(row))
         rows.append(row)
     return pd.DataFrame(rows)

@@ -32,10 +32,18 @@ TABLES: dict[str, list[str]] = {
 }
 
 
+def distinct_answers(frame: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    """One row per stored answer within each group of ``cols``: prompt sets sharing a text (its ``key``) share
+    one answer, which counts once (issue 37: the MMHB packs' no-contact questions)."""
+    if "key" not in frame.columns:
+        return frame
+    return frame.drop_duplicates(subset=[*cols, "key"])
+
+
 def decision_table(outcomes: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """n, counts, % and Wilson 95% intervals of unbiased / biased / none per group."""
+    """n (distinct answers), counts, % and Wilson 95% intervals of unbiased / biased / none per group."""
     cols = [c for c in BASE + by if c in outcomes.columns]
-    return rate_table(outcomes, cols, "decision", DECISIONS)
+    return rate_table(distinct_answers(outcomes, cols), cols, "decision", DECISIONS)
 
 
 def all_tables(outcomes: pd.DataFrame) -> dict[str, pd.DataFrame]:
