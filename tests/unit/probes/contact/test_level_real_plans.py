@@ -1,7 +1,8 @@
 """Planted nulls on every language's real contact plan (issue 37): the paired tests reject at their level.
 
 The plans' shared no-contact questions (nine MMHB packs: one no-contact text for six prompt sets) made the
-tests reject in 34-43% of French null studies; the simulation and its figures are in ``tests/helpers/contact_null_plans.py``.
+tests reject in 34-43% of French null studies; the simulation and its figures:
+``tests/helpers/contact_null_plans.py``.
 Each check asserts that the rejections of 200 null studies do not exceed the upper end of the binomial 99%
 interval of alpha (60 checks: a 95% bound would be crossed by chance about twice). Only the upper end: the exact
 tests of discrete answers may reject less often than alpha (conservative), never more.
