@@ -69,8 +69,11 @@ def test_limit_counts_prompts_in_whole_sets(tmp_path: Path, limit: int) -> None:
     plan = _plan(tmp_path, "--lang", "en,de", "--scale", "all", "--limit", str(limit), "--seed", "2")
     assert plan["prompts"] == 3 * plan["prompt_sets"] == 3 * (limit // 3)
     assert set(plan["languages"]) == {"en", "de"}
-    assert set(plan["factors"]["scale"]) == {"certainty", "likelihood", "frequency"}
-    if limit >= 100:  # 33 sets cover every scenario of the 5, every principle of the 6
+    # the draw is stratified over language x scale x scenario x principle x action cells: 10 sets need not
+    # cover every scale (they did by the seed's luck until the English plan lost its 4 duplicate descriptors)
+    assert set(plan["factors"]["scale"]) <= {"certainty", "likelihood", "frequency"}
+    if limit >= 100:
+        assert set(plan["factors"]["scale"]) == {"certainty", "likelihood", "frequency"}  # 33 sets cover every scenario of the 5, every principle of the 6
         assert len(plan["factors"]["scenario"]) == 5 and len(plan["factors"]["principle"]) == 6
 
 
