@@ -15,7 +15,10 @@ analysed by the probes' own functions:
 It prints the share of raw p-values below alpha, per language where a test is in one language, and the
 binomial 95% range of a rate over that many studies:
 
-    PYTHONPATH=src python tests/unit/languages/null_level_simulation.py [--studies 200] [--alpha 0.05]
+    PYTHONPATH=src python tests/unit/languages/null_level_simulation.py [--studies 200] [--alpha 0.05] [--probe P]
+
+``--probe pairs``: the contact Q in two-language studies, each language with a partner sharing its group ids
+(en shares none with any pack: it has no across-language test), samples 3, two modes.
 """
 
 from __future__ import annotations
@@ -56,6 +59,25 @@ def contact_rates(studies: int, alpha: float, samples: int, modes: int) -> dict[
     return out
 
 
+#: each language's partner in a two-language study (one that shares its group ids: the next MMHB pack, in a
+#: ring; de and is each other's, one study); en shares none with any pack
+MMHB = tuple(lang for lang in LANGUAGES if lang not in ("en", "de", "is"))
+PARTNERS = {**{lang: MMHB[(i + 1) % len(MMHB)] for i, lang in enumerate(MMHB)}, "de": "is"}
+
+
+def contact_pair_rates(studies: int, alpha: float, samples: int, modes: int) -> dict[str, float]:
+    """Across-language Q of the contact probe in two-language studies: each language with its partner."""
+    from biasatlas.languages.compare import language_differences
+
+    out = {}
+    for language, partner in PARTNERS.items():
+        plan = contact_plan((language, partner), samples, modes)
+        p = np.concatenate([language_differences(contact_study(plan, seed))["p"].to_numpy(float)
+                            for seed in range(studies)])
+        out[f"{language}+{partner}"] = float((p < alpha).mean())
+    return out
+
+
 def samaritan_rates(studies: int, alpha: float, samples: int) -> tuple[dict[str, float], dict[str, float]]:
     """Samaritan: Q rate over its tests, and the group-vs-control rate per language."""
     from biasatlas.languages.compare_samaritan import language_differences, language_effects
@@ -77,7 +99,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=int, default=200)
     parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--probe", choices=("contact", "samaritan", "both"), default="both")
+    parser.add_argument("--probe", choices=("contact", "samaritan", "both", "pairs"), default="both")
     args = parser.parse_args()
     low, high = binomial_interval(args.alpha, args.studies)
     print(f"alpha {args.alpha}, {args.studies} studies: binomial 95% range of a rate [{low:.3f}, {high:.3f}]")
@@ -89,6 +111,11 @@ def main() -> None:
                 shown = ", ".join(f"{k} {v:.3f}" for k, v in rates.items() if k != "tests")
                 print(f"contact Q, samples {samples}, modes {modes}: {shown} ({rates['tests']:.0f} tests a study, "
                       f"{time.perf_counter() - start:.0f} s)", flush=True)
+    if args.probe == "pairs":  # contact, two languages a study, the heaviest setting
+        start = time.perf_counter()
+        rates = contact_pair_rates(args.studies, args.alpha, 3, 2)
+        print("contact Q, two-language studies, samples 3, modes 2: "
+              + ", ".join(f"{k} {v:.3f}" for k, v in rates.items()) + f" ({time.perf_counter() - start:.0f} s)")
     if args.probe in ("samaritan", "both"):
         for samples in (1, 3):
             start = time.perf_counter()
