@@ -168,20 +168,24 @@ def units(frame: pd.DataFrame, *, group: str = "descriptor", language: str = "la
     ``messages_json``, else one ``prompt_id``, else one key) become one row, 1.0 when most of its readable
     samples are 1, 0.0 when most are 0, left out on a tie. A frame without these columns (hand-built) has a
     question per row; without ``mode``, one mode ("all")."""
+    import numpy as np
+    import pandas as pd
+
     missing = [c for c in (group, language, outcome) if c not in frame.columns]
     if missing:
         raise ValueError(f"the frame lacks column(s) {missing}")
-    df = frame[frame[outcome].notna()].copy()
+    source = next((c for c in ("messages_json", "prompt_id", "key") if c in frame.columns), None)
+    used = {group, language, outcome, model, "mode", "key", source, *keep} & set(frame.columns)
+    df = frame.loc[frame[outcome].notna(), [c for c in frame.columns if c in used]].copy()
     df["model"] = df[model].astype(str) if model in df.columns else "all"
     df["mode"] = df["mode"].astype(str) if "mode" in df.columns else "all"
     df[outcome] = df[outcome].astype(float)
     cell = [*CELL, group, language]
     if "key" in df.columns:  # the cache key includes backend and mode: one key is one stored answer
-        df = df.drop_duplicates([*cell, "key"])
-    source = next((c for c in ("messages_json", "prompt_id", "key") if c in df.columns), None)
-    df["_question"] = df[source].astype(str) if source else range(len(df))
-    if "options" in df.columns and source == "messages_json":  # choice mode: the options are part of the question
-        df["_question"] = df["_question"] + df["options"].astype(str)
+        df = df[df["key"].isna() | ~df.duplicated([*cell, "key"])]
+    codes = pd.factorize(df[source])[0] if source else np.full(len(df), -1)
+    # a row without a text of its own (missing) is a question of its own
+    df["_question"] = np.where(codes >= 0, codes, -1 - np.arange(len(df)))
     extra = [c for c in keep if c in df.columns and c not in cell]
     grouped = df.groupby([*cell, "_question"], sort=False)
     out = grouped[outcome].mean().rename("_share").to_frame()

@@ -151,3 +151,8 @@ def test_modes_are_never_pooled() -> None:
     assert (effects["n_rest"] == 75).all()
     block = across_languages(frame)
     assert block is not None and {r["mode"] for r in block["tests"]} == {"choice", "generate"}
+
+
+def test_rows_without_a_text_are_questions_of_their_own() -> None:
+    frame = _stored(n_questions=12, samples=1, copies=1, seed=5).assign(messages_json=None, key=None)
+    assert (effects_by_language(frame)["n"] == 12).all()

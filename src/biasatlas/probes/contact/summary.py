@@ -184,7 +184,7 @@ def _print_across_languages(summary: dict[str, Any], console: Any) -> None:
     block = summary.get("across_languages")
     if not block or not block.get("tests"):
         return
-    effects: dict[tuple[str, str], list[str]] = {}
+    effects: dict[tuple[Any, ...], list[str]] = {}
     for r in block["effects"]:
         effects.setdefault((r["model"], r.get("mode"), r["group"]), []).append(
             f"{r['language']} ({r['label']}) {100 * r['effect']:+.0f} [{100 * r['effect_ci_low']:+.0f}, "

@@ -53,7 +53,7 @@ def _valid(outcomes: pd.DataFrame) -> pd.DataFrame:
 def stored_answers(outcomes: pd.DataFrame) -> pd.DataFrame:
     """Each stored answer once per phrasing: rows of one cache key (``key``) are one answer, not two."""
     keys = [*UNIT, "category", "group", "phrasing", *CELL, "key"]
-    return outcomes.drop_duplicates(keys) if "key" in outcomes else outcomes
+    return outcomes[outcomes["key"].isna() | ~outcomes.duplicated(keys)] if "key" in outcomes else outcomes
 
 
 def cell_means(outcomes: pd.DataFrame, by: Sequence[str] = ("group",)) -> pd.DataFrame:
