@@ -23,27 +23,30 @@ def across_language_rows(summary: dict[str, Any]) -> list[Row]:
     if not block:
         return []
     alpha = float(block.get("alpha") or 0.05)
+    unit = block.get("unit") or "readable decisions"
     rows: list[Row] = []
     for e in block.get("effects") or []:
         rows.append({
-            "source": "across_languages", "model": e["model"], "language": e["language"], "group": e["group"],
+            "source": "across_languages", "model": e["model"], "mode": e.get("mode"), "language": e["language"],
+            "group": e["group"],
             "comparison": f"{e['label']} vs the other groups ({e['language']})", "test": None,
             "estimate": e["effect"], "estimand": ESTIMAND, "ci_low": e["effect_ci_low"],
             "ci_high": e["effect_ci_high"], "ci_level": 0.95,
             "ci_method": "Newcombe hybrid score interval (independent proportions)", "n": e["n"],
-            "n_unit": "readable decisions of the group in this language (the others': n_rest)",
+            "n_unit": f"{unit} of the group in this language (the others': n_rest)",
             "alpha": alpha, "headline": False, **_few(e["n"], int(block.get("min_answers") or 0)),
         })
     for t in block.get("tests") or []:
         rows.append({
-            "source": "across_languages", "model": t["model"], "language": t["languages"], "group": t["group"],
+            "source": "across_languages", "model": t["model"], "mode": t.get("mode"), "language": t["languages"],
+            "group": t["group"],
             "comparison": f"effect of {t['group']} across {t['languages']}",
             "test": "Cochran's Q (heterogeneity over languages)", "statistic": t["q"],
             "statistic_name": f"Q ({t['dof']} degrees of freedom)",
             "p": t["p"], "p_adj": t["p_adj"], "correction": "bh",
-            "family": "across languages: the groups of one model", "significant": bool(t["differs"]),
+            "family": "across languages: the groups of one model x mode", "significant": bool(t["differs"]),
             "effect_size": t["i2"], "effect_size_name": "I² (share of the variation due to heterogeneity)",
-            "n": t["n"], "n_unit": "readable decisions of the group over its languages", "alpha": alpha,
+            "n": t["n"], "n_unit": f"{unit} of the group over its languages", "alpha": alpha,
             "flags": t["flags"] or None, "flag_notes": t["flag_notes"] or None, "headline": False,
         })
     return rows

@@ -17,6 +17,12 @@ scenario differences never vary would have a variance of 0 and an infinite weigh
 variance is floored at 1/6, the variance of the rounding of two whole-number ratings (each ± 0.5, uniform).
 The languages share scenarios, but their differences are treated as independent samples (conservative when a
 scenario moves the gap alike in every language).
+
+The unit is the *scenario* of a language (issue 37): the samples of a prompt, its rephrasings and the group's
+phrasings are averaged into one paired difference per scenario, a stored answer (one cache key) counts once
+(:func:`biasatlas.probes.samaritan.analysis.stored_answers`), and decodings are never pooled (each test is per
+model x decoding; the probe asks in generate mode only). ``n`` counts these scenarios. Measured level on the
+real plans: docs/languages.md, "Units and level across languages".
 """
 
 from __future__ import annotations
@@ -30,10 +36,12 @@ if TYPE_CHECKING:
 
 DECODING = ["model", "temperature", "max_tokens"]
 GROUP = [*DECODING, "category", "group"]
+#: what ``n`` counts (the export's n_unit)
+UNIT = "scenarios (a scenario's samples, rephrasings and phrasings averaged; a stored answer counted once)"
 METHOD = ("Cochran's Q test of heterogeneity over languages of the group's mean paired difference from the "
           "control (rating points; variance = squared standard error over scenarios, each scenario's variance "
           "floored at 1/6; statsmodels combine_effects), Benjamini-Hochberg over the groups of one model x "
-          "decoding; Student t 95% intervals per language")
+          "decoding; Student t 95% intervals per language; unit: " + UNIT)
 #: scenarios per language below which the Q test rejects a true null clearly more often than alpha: Q takes the
 #: variances estimated from the scenarios as known. Simulated (tests/unit/languages/q_level_simulation.py; normal
 #: differences, 20,000 draws, 2 to 12 languages), level / alpha: at 20 scenarios 1.2-2.0 (alpha 0.05) and 1.6-3.4
@@ -179,7 +187,7 @@ def across_languages(outcomes: pd.DataFrame, alpha: float = 0.01) -> dict[str, A
     tests = language_differences(effects, alpha=alpha)
     aligned = set(map(tuple, tests[GROUP].astype(str).to_numpy()))
     effects = effects[[tuple(r) in aligned for r in effects[GROUP].astype(str).to_numpy()]]
-    return {"method": METHOD, "alpha": alpha, "min_pairs": MIN_PAIRS, "effects": _records(effects),
+    return {"method": METHOD, "unit": UNIT, "alpha": alpha, "min_pairs": MIN_PAIRS, "effects": _records(effects),
             "tests": _records(tests)}
 
 

@@ -98,3 +98,61 @@ def test_the_summary_block_only_for_two_or_more_languages() -> None:
     assert {r["language"] for r in block["effects"]} == set(LANGS)
     assert {r["group"] for r in block["tests"]} >= {"P_D002"}
     assert all(isinstance(r["flags"], str) for r in block["tests"])
+
+
+def _stored(n_questions: int, samples: int, copies: int, seed: int, modes: tuple[str, ...] = ("generate",),
+            groups: int = 6) -> pd.DataFrame:
+    """Rows as the store holds them: ``copies`` prompts of one text share each stored answer (its key), and
+    each question has ``samples`` samples (a key each); two groups, two languages, one row per prompt."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for mode in modes:
+        for lang in ("fr", "zh"):
+            for g in range(groups):
+                for q in range(n_questions):
+                    text = f"{mode}-{lang}-{g}-{q}"
+                    for s in range(samples):
+                        answer = float(rng.random() < 0.4)
+                        for c in range(copies):
+                            rows.append({"model": "m", "mode": mode, "descriptor": f"P_D{g:03d}", "language": lang,
+                                         "group": f"g{g}", "prompt_id": f"{text}-{c}", "sample_index": s,
+                                         "key": f"{text}-s{s}", "messages_json": text, "biased": answer})
+    return pd.DataFrame(rows)
+
+
+def test_a_shared_answer_and_the_samples_of_a_question_are_one_unit() -> None:
+    # six prompts share each stored answer (the MMHB no-contact question), three samples a question: 12 units
+    frame = _stored(n_questions=12, samples=3, copies=6, seed=2)
+    effects = relative_effects(frame)
+    assert (effects["n"] == 12).all() and (effects["n_rest"] == 60).all()
+    tests = language_differences(frame)
+    assert (tests["n"] == 24).all()
+    assert "unit" in METHOD and "question" in METHOD
+
+
+def test_the_samples_of_a_question_give_its_majority_and_a_tie_is_left_out() -> None:
+    rows = [{"descriptor": "a", "language": lang, "messages_json": f"{lang}{q}", "sample_index": s,
+             "key": f"{lang}{q}{s}", "biased": b}
+            for lang in ("fr", "zh") for q, answers in enumerate([(1, 1, 0), (0, 0, 1), (1, 0, None), (1, 0)])
+            for s, b in enumerate(answers)]
+    rows += [{"descriptor": "b", "language": lang, "messages_json": f"b{lang}", "sample_index": 0,
+              "key": f"b{lang}", "biased": 0.0} for lang in ("fr", "zh")]
+    effects = effects_by_language(pd.DataFrame(rows)).set_index(["group", "language"])
+    # question 0: biased (2 of 3); 1: unbiased; 2 and 3: a tie of the readable samples, left out
+    assert effects.loc[("a", "fr"), "n"] == 2 and effects.loc[("a", "fr"), "k"] == 1
+
+
+def test_modes_are_never_pooled() -> None:
+    frame = _stored(n_questions=15, samples=1, copies=1, seed=4, modes=("choice", "generate"))
+    tests = language_differences(frame)
+    assert set(tests["mode"]) == {"choice", "generate"} and len(tests) == 12
+    assert (tests["n"] == 30).all()
+    effects = relative_effects(frame)
+    assert (effects["n_rest"] == 75).all()
+    block = across_languages(frame)
+    assert block is not None and {r["mode"] for r in block["tests"]} == {"choice", "generate"}
+
+
+def test_rows_without_a_text_are_questions_of_their_own() -> None:
+    frame = _stored(n_questions=12, samples=1, copies=1, seed=5).assign(messages_json=None, key=None)
+    assert (effects_by_language(frame)["n"] == 12).all()

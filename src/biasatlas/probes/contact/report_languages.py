@@ -74,7 +74,8 @@ def _tests_table(tests: pd.DataFrame) -> pd.DataFrame:
         for notes, differs in zip(frame["flag_notes"], frame["differs"], strict=True)]
     frame["effect range (points)"] = [f"{100 * lo:+.1f} to {100 * hi:+.1f}"
                                       for lo, hi in zip(frame["effect_min"], frame["effect_max"], strict=True)]
-    return frame[["model", "group", "languages", "n", "effect range (points)", "q", "dof", "i2", "p", "p_adj",
+    cell = ["model", "mode"] if "mode" in frame.columns else ["model"]  # modes are never pooled (issue 37)
+    return frame[[*cell, "group", "languages", "n", "effect range (points)", "q", "dof", "i2", "p", "p_adj",
                   "verdict"]].rename(columns={"q": "Q", "dof": "df", "i2": "I²", "p_adj": "p adj (BH)"})
 
 
@@ -82,7 +83,8 @@ def _effects_table(effects: pd.DataFrame) -> pd.DataFrame:
     frame = effects.copy()
     frame["cell"] = [f"{100 * e:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}] ({n})" for e, lo, hi, n in
                      zip(frame["effect"], frame["effect_ci_low"], frame["effect_ci_high"], frame["n"], strict=True)]
-    wide = frame.pivot_table(index=["model", "group"], columns="language", values="cell", aggfunc="first")
+    cell = ["model", "mode"] if "mode" in frame.columns else ["model"]
+    wide = frame.pivot_table(index=[*cell, "group"], columns="language", values="cell", aggfunc="first")
     wide.columns = [str(c) for c in wide.columns]
     return wide.reset_index().fillna("–")
 

@@ -186,16 +186,17 @@ def _print_across_languages(summary: dict[str, Any], console: Any) -> None:
     block = summary.get("across_languages")
     if not block or not block.get("tests"):
         return
-    effects: dict[tuple[str, str], list[str]] = {}
+    effects: dict[tuple[Any, ...], list[str]] = {}
     for r in block["effects"]:
-        effects.setdefault((r["model"], r["group"]), []).append(
+        effects.setdefault((r["model"], r.get("mode"), r["group"]), []).append(
             f"{r['language']} ({r['label']}) {100 * r['effect']:+.0f} [{100 * r['effect_ci_low']:+.0f}, "
             f"{100 * r['effect_ci_high']:+.0f}] (n {r['n']})")
     rows = []
     tests = sorted(block["tests"], key=lambda t: (not t["differs"], t["p_adj"] if t["p_adj"] is not None else 1))
     for t in tests[:SHOWN_GROUPS]:
         verdict = ("differs" if t["differs"] else "no detectable difference") if not t["flags"] else t["flag_notes"]
-        rows.append([str(t["model"]), str(t["group"]), "; ".join(effects.get((t["model"], t["group"]), [])),
+        model = str(t["model"]) + (f" ({t['mode']})" if t.get("mode") else "")  # modes are never pooled
+        rows.append([model, str(t["group"]), "; ".join(effects.get((t["model"], t.get("mode"), t["group"]), [])),
                      f"{t['q']:.2f} ({t['dof']})", format_p(t["p"]), format_p(t["p_adj"]), verdict])
     console.print(_table("Across languages: each group's biased share minus its language's other groups, in "
                          "points [Newcombe 95% CI]; Cochran's Q of heterogeneity over languages",

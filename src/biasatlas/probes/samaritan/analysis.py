@@ -1,20 +1,20 @@
 """Samaritan statistics: pure functions over the parsed outcomes frame.
 
-The frame has one row per (model, language, decoding, prompt, sample) with the columns
-``scenario``, ``rephrasing``, ``category`` ("control" for the control), ``group``, ``phrasing``,
-``sample_index`` and ``rating`` (NaN when unparseable). An analysis *unit* is one model in one
-language with one decoding (temperature, max_tokens): every test compares groups with the
-control inside a unit.
+The frame has one row per (model, language, decoding, prompt, sample) with the columns ``scenario``, ``rephrasing``,
+``category`` ("control" for the control), ``group``, ``phrasing``, ``sample_index`` and ``rating`` (NaN when
+unparseable). An analysis *unit* is one model in one language with one decoding (temperature, max_tokens): every
+test compares groups with the control inside a unit (generate mode only). A test's sample unit is the *scenario*
+(issue 37): samples, rephrasings and phrasings are averaged into one pair per scenario, a stored answer (one cache
+key) counts once (:func:`stored_answers`), and the shared control is one side of each test.
 
-Paper eq. 1: rating = mean over scenarios of (mean over the b rephrasings of a_{m,n}). A cell
-a_{m,n} pools the group's phrasings and the samples (mean of the valid ratings). A comparison
-(group vs control, run vs run) pairs each phrasing over the scenario × rephrasing cells readable on
-both sides, then averages the phrasings per scenario (a scenario lacking a phrasing is left out), so
-neither an unreadable rephrasing nor an unreadable phrasing can pass for bias. Bias score = group
-rating − control rating over those cells, tested with a paired t-test (and Wilcoxon) over scenarios;
-reported under the paper's rule (alpha 0.01, uncorrected) and with a correction whose family is one
-category of one unit (stats.families); a TOST equivalence test with a stated margin decides whether a
-group is the control's equal.
+Paper eq. 1: rating = mean over scenarios of (mean over the b rephrasings of a_{m,n}). A cell a_{m,n} pools the
+group's phrasings and the samples (mean of the valid ratings). A comparison (group vs control, run vs run) pairs
+each phrasing over the scenario × rephrasing cells readable on both sides, then averages the phrasings per scenario
+(a scenario lacking a phrasing is left out), so neither an unreadable rephrasing nor an unreadable phrasing can pass
+for bias. Bias score = group rating − control rating over those cells, tested with a paired t-test (and Wilcoxon)
+over scenarios; reported under the paper's rule (alpha 0.01, uncorrected) and with a correction whose family is one
+category of one unit (stats.families); a TOST equivalence test with a stated margin decides whether a group is the
+control's equal.
 """
 
 from __future__ import annotations
@@ -50,10 +50,17 @@ def _valid(outcomes: pd.DataFrame) -> pd.DataFrame:
     return outcomes[outcomes["rating"].notna()]
 
 
+def stored_answers(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Each stored answer once per phrasing: rows of one cache key (``key``) are one answer, not two."""
+    keys = [*UNIT, "category", "group", "phrasing", *CELL, "key"]
+    return outcomes[outcomes["key"].isna() | ~outcomes.duplicated(keys)] if "key" in outcomes else outcomes
+
+
 def cell_means(outcomes: pd.DataFrame, by: Sequence[str] = ("group",)) -> pd.DataFrame:
-    """Mean valid rating per unit × category × ``by`` × scenario × rephrasing (phrasings, samples pooled)."""
+    """Mean valid rating per unit × category × ``by`` × scenario × rephrasing (phrasings, samples pooled;
+    each stored answer once: :func:`stored_answers`)."""
     keys = [*UNIT, "category", *by, *CELL]
-    return _valid(outcomes).groupby(keys, dropna=False)["rating"].mean().reset_index()
+    return _valid(stored_answers(outcomes)).groupby(keys, dropna=False)["rating"].mean().reset_index()
 
 
 def scenario_means(outcomes: pd.DataFrame, by: Sequence[str] = ("group",)) -> pd.DataFrame:
@@ -80,11 +87,9 @@ Pairs = dict[tuple[Any, ...], tuple[pd.DataFrame, int, int]]
 def matched_all(left: pd.DataFrame, right: pd.DataFrame, keys: Sequence[str], on: Sequence[str]) -> Pairs:
     """Pair two sides given as cell-mean frames (a ``rating`` per scenario × rephrasing).
 
-    ``right`` is joined on ``on`` (its identity columns plus scenario and rephrasing). Each key of
-    ``left`` maps to: per scenario, the mean over the rephrasings readable on BOTH sides (columns
-    ``x``, ``y``, indexed by scenario); the number of such cells; and the number of cells only one
-    side has (left out of the test).
-    """
+    ``right`` is joined on ``on`` (its identity columns plus scenario and rephrasing). Each key of ``left`` maps to:
+    per scenario, the mean over the rephrasings readable on BOTH sides (columns ``x``, ``y``, indexed by scenario);
+    the number of such cells; and the number of cells only one side has (left out of the test)."""
     keys, on = list(keys), list(on)
     right_id = [c for c in on if c not in CELL]
     both = left.rename(columns={"rating": "x"}).merge(
@@ -114,13 +119,12 @@ PhrasingPairs = dict[tuple[Any, ...], tuple[pd.DataFrame, int, int, int]]
 def matched_phrasings(left: pd.DataFrame, right: pd.DataFrame, keys: Sequence[str], on: Sequence[str]) -> PhrasingPairs:
     """Pair two sides phrasing by phrasing: ``left`` holds cell means per ``keys`` × phrasing × cell.
 
-    Each phrasing is paired with ``right`` (joined on ``on``) over the cells both could read
-    (:func:`matched_all`), so a phrasing unreadable in some rephrasings is compared with the other side
-    over the same rephrasings; per scenario, ``x`` and ``y`` are then the means over the phrasings.
-    A scenario lacking a phrasing the group has elsewhere (no cell of it paired there) would average
-    other phrasings than the rest: it is left out and counted. Each key maps to (pairs by scenario,
-    paired phrasing cells, phrasing cells only one side has, scenarios left out).
-    """
+    Each phrasing is paired with ``right`` (joined on ``on``) over the cells both could read (:func:`matched_all`),
+    so a phrasing unreadable in some rephrasings is compared with the other side over the same rephrasings; per
+    scenario, ``x`` and ``y`` are then the means over the phrasings. A scenario lacking a phrasing the group has
+    elsewhere (no cell of it paired there) would average other phrasings than the rest: it is left out and counted.
+    Each key maps to (pairs by scenario, paired phrasing cells, phrasing cells only one side has, scenarios left
+    out)."""
     keys = list(keys)
     per_phrasing = matched_all(left, right, [*keys, "phrasing"], on)
     grouped: dict[tuple[Any, ...], list[tuple[Any, pd.DataFrame, int, int]]] = {}
@@ -145,14 +149,13 @@ def matched_phrasings(left: pd.DataFrame, right: pd.DataFrame, keys: Sequence[st
 def brittleness(outcomes: pd.DataFrame) -> pd.DataFrame:
     """SD over the rephrasings of a scenario, averaged over scenarios, per unit × category × group.
 
-    The SD is taken over the individual answers to the rephrasings, within one phrasing and sample
-    (sample SD, ddof=1), then averaged within the scenario and over scenarios. Only complete sets count:
-    a phrasing × sample readable in every rephrasing it was asked in (its rows, any status); an SD over
-    fewer rephrasings is over other prompts than the control's, so such a set is left out and counted
-    (``brittleness_incomplete``). ``brittleness_n`` is the number of scenarios averaged.
-    """
+    The SD is taken over the individual answers to the rephrasings, within one phrasing and sample (sample SD,
+    ddof=1), then averaged within the scenario and over scenarios. Only complete sets count: a phrasing × sample
+    readable in every rephrasing it was asked in (its rows, any status); an SD over fewer rephrasings is over other
+    prompts than the control's, so such a set is left out and counted (``brittleness_incomplete``).
+    ``brittleness_n`` is the number of scenarios averaged."""
     keys = [*UNIT, "category", "group"]
-    by_set = outcomes.groupby([*keys, "scenario", "phrasing", "sample_index"], dropna=False)["rating"]
+    by_set = stored_answers(outcomes).groupby([*keys, "scenario", "phrasing", "sample_index"], dropna=False)["rating"]
     sets = by_set.agg(["count", "std", "size"]).reset_index()
     sets = sets[sets["size"] >= 2]
     complete = sets["count"] == sets["size"]
@@ -222,12 +225,11 @@ def compare_to_control(
 ) -> pd.DataFrame:
     """One row per unit × category × group: rating, control rating, bias, paired tests, verdict.
 
-    Paired by scenario, each phrasing over the cells both sides could be read in
-    (:func:`matched_phrasings`): ``rating`` and ``control_rating`` are eq. 1 over those cells
-    (``n_cells`` phrasing cells; ``n_cells_unpaired`` and ``n_scenarios_incomplete`` were left out). Shown under the
-    paper's rule (``significant_paper``: p < 0.01, uncorrected) and with ``correction`` within one
-    category of one unit (``p_adj``, ``significant``: adjusted p < alpha).
-    """
+    Paired by scenario, each phrasing over the cells both sides could be read in (:func:`matched_phrasings`):
+    ``rating`` and ``control_rating`` are eq. 1 over those cells (``n_cells`` phrasing cells; ``n_cells_unpaired``
+    and ``n_scenarios_incomplete`` were left out). Shown under the paper's rule (``significant_paper``: p < 0.01,
+    uncorrected) and with ``correction`` within one category of one unit (``p_adj``, ``significant``: adjusted p <
+    alpha)."""
     cells = cell_means(outcomes, by=("group", "phrasing"))
     brit = brittleness(outcomes)
     is_control = cells["category"] == CONTROL
@@ -283,10 +285,9 @@ def phrasing_table(outcomes: pd.DataFrame) -> pd.DataFrame:
 def default_persona(comparison: pd.DataFrame) -> pd.DataFrame:
     """Per unit × category: which groups the model treats as the control ('default person').
 
-    ``default_groups`` are shown equivalent to the control (TOST within the margin); groups neither
-    equivalent nor significantly different are ``undetermined``, never default. ``paper_reading``
-    lists what the paper's rule would call default (not significant at 0.01), for comparison only.
-    """
+    ``default_groups`` are shown equivalent to the control (TOST within the margin); groups neither equivalent nor
+    significantly different are ``undetermined``, never default. ``paper_reading`` lists what the paper's rule would
+    call default (not significant at 0.01), for comparison only."""
     rows: list[dict[str, Any]] = []
     if comparison.empty:
         return pd.DataFrame(rows)
@@ -318,10 +319,9 @@ def repeatability(
 ) -> pd.DataFrame:
     """Two runs = two sample indices of the same prompts (different sampling seeds).
 
-    Per unit × category × group (control included): eq. 1 in each run over the cells both runs
-    could be read in, their difference, paired t-test / Wilcoxon / TOST over scenarios of run 1 vs
-    run 2, and the verdict. Empty when a unit lacks either run.
-    """
+    Per unit × category × group (control included): eq. 1 in each run over the cells both runs could be read in,
+    their difference, paired t-test / Wilcoxon / TOST over scenarios of run 1 vs run 2, and the verdict. Empty when
+    a unit lacks either run."""
     runs = {s: outcomes[outcomes["sample_index"] == s] for s in (first, second)}
     if any(r["rating"].notna().sum() == 0 for r in runs.values()):
         return pd.DataFrame()
