@@ -59,8 +59,14 @@ def _flag_columns(quality: Quality, kind: str, alpha: float) -> Row:
 
 
 def contact_test_name(test: Row) -> str:
-    """The test name a contact test's statistics row carries (``test``), from the summary's ``method_kind``."""
-    return _CONTACT_TESTS.get(str(test.get("method_kind")), (str(test.get("method")), ""))[0]
+    """The test name a contact test's statistics row carries (``test``), from the summary's ``method_kind``; where
+    prompt sets share their no-contact answer, the test that accounts for it (stats.clustered)."""
+    method = str(test.get("method") or "")
+    if test.get("method_kind") == "McNemar" and method.startswith("exact permutation"):
+        return "exact permutation test within questions (McNemar's c − b)"
+    if test.get("method_kind") == "Cochran's Q" and method.startswith(("Cochran-Mantel", "Cochran's Q (exact")):
+        return method.split(" (")[0] if method.startswith("Cochran-Mantel") else "Cochran's Q (exact conditional)"
+    return _CONTACT_TESTS.get(str(test.get("method_kind")), (method, ""))[0]
 
 
 def contact_rows(summary: dict[str, Any]) -> list[Row]:
@@ -71,7 +77,8 @@ def contact_rows(summary: dict[str, Any]) -> list[Row]:
     rows: list[Row] = []
     for test in summary.get("tests") or []:
         kind_name = str(test.get("method_kind"))
-        name, kind = _CONTACT_TESTS.get(kind_name, (str(test.get("method")), ""))
+        kind = _CONTACT_TESTS.get(kind_name, ("", ""))[1]
+        name = contact_test_name(test)
         cell = cells.get(tuple(str(test.get(k)) for k in CONTACT_CELL)) or {}
         base = answer_flags(int(cell.get("answers") or 0), int(cell.get("unreadable") or 0),
                             int(cell.get("refusals") or 0), cell.get("top_share"), cell.get("top_label", "one option"))
@@ -221,8 +228,13 @@ def detectable(row: Row, power: float = 0.8) -> Row:
     n, alpha = int(n_raw or 0), float(alpha_raw or 0)
     b, c, sd = row.get("discordant_b"), row.get("discordant_c"), row.get("sd_diff")
     try:
-        if str(row.get("test", "")).startswith("McNemar") and not (_missing(b) or _missing(c)):
-            mde = detectable_effect("mcnemar", n, alpha, power, discordant_rate=(int(b or 0) + int(c or 0)) / n)
+        shared = str(row.get("test", "")).startswith("exact permutation test within questions")
+        if (str(row.get("test", "")).startswith("McNemar") or shared) and not (_missing(b) or _missing(c)):
+            rate = (int(b or 0) + int(c or 0)) / n
+            if shared and not _missing(row.get("units")):
+                # questions, not sets, are independent: McNemar's power on as many pairs as questions (conservative)
+                n = int(row.get("units") or 0)
+            mde = detectable_effect("mcnemar", n, alpha, power, discordant_rate=rate)
         elif "t-test" in str(row.get("test", "")) or row.get("statistic_name") == "t":
             if _missing(sd):
                 return {}
@@ -231,6 +243,7 @@ def detectable(row: Row, power: float = 0.8) -> Row:
             return {}
     except PowerError as exc:
         return {"mde": None, "mde_note": str(exc)}
-    note = mde.reason or (f"{power:.0%} power at alpha {alpha:g} on n = {n}; {mde.assumptions}; "
+    what = "questions" if str(row.get("test", "")).startswith("exact permutation") else "n"
+    note = mde.reason or (f"{power:.0%} power at alpha {alpha:g} on {what} = {n}; {mde.assumptions}; "
                           "from this study's own figures")
     return {"mde": mde.value, "mde_note": note}
