@@ -1,6 +1,6 @@
 """Social Contact Debiasing end to end on the real embedded model (SmolLM2-135M, CPU), through the CLI.
 
-A tiny LoRA run (30 training prompts, 3 epochs, the top 8 layers) must lower the biased rate on
+A tiny LoRA run (30 training prompts, 3 epochs at lr 5e-3, the top 8 layers) must lower the biased rate on
 its own training prompts; the summary pairs the answers and reports McNemar tests; the adapter
 is saved in the study with its training config and loads back through the normal backend.
 """
@@ -25,7 +25,7 @@ def test_tiny_lora_run_moves_the_biased_rate_on_its_training_prompts(tmp_path: P
     study = tmp_path / "study"
     # --limit counts evaluation prompts: 30 training prompts (10 sets) evaluated (validation 15, test 60)
     args = ["debias", "--model", "smollm2", "--setting", "mixed", "--limit", "30", "--epochs", "3",
-            "--lr", "2e-3", "--top-layers", "8", "--eval-on", "train", "--no-qa", "--study", str(study)]
+            "--lr", "5e-3", "--top-layers", "8", "--eval-on", "train", "--no-qa", "--study", str(study)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
 
