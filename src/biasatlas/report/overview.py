@@ -16,8 +16,9 @@ from biasatlas.stats.quality import answer_flags
 METHODS = (
     "One cell per model and language of each probe. The headline is an effect against the probe's own "
     "reference with its 95% interval: contact, the change in the percentage of biased answers from no "
-    "contact to positive contact on the same prompt sets (exact McNemar test, Newcombe interval; Raj et al. "
-    "2024); samaritan, "
+    "contact to positive contact on the same prompt sets (exact McNemar test, Newcombe interval; where prompt "
+    "sets share one no-contact answer, as in the nine MMHB languages, an exact permutation test within questions "
+    "with a question-level interval; Raj et al. 2024); samaritan, "
     "the group whose ratings are furthest from the no-demographic control over the same scenario cells "
     "(paired t-test over scenarios; Fagan et al. 2025), with how many groups differ. The adjusted p is the "
     "probe's own (its correction family: contact BH over every contact test, samaritan Holm "
