@@ -57,11 +57,15 @@ class RunOptions:
         }
 
 
-def split_values(values: list[str] | None) -> list[str] | None:
-    """Accept both repeated options and comma-separated lists."""
+def split_values(values: list[str] | None, option: str = "the option") -> list[str] | None:
+    """Accept both repeated options and comma-separated lists; a list given empty (``--lang ,``) is a usage
+    error, not the default (issue 42)."""
     if not values:
         return None
-    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
+    if not out:
+        raise _bad(option, ",".join(values), "names nothing; give at least one value, or leave the option out")
+    return out
 
 
 # name -> (annotation, default). Typer reads the Annotated metadata.
@@ -321,7 +325,7 @@ def build_options(values: dict[str, Any]) -> RunOptions:
         name=display_name.strip() if display_name is not None else None,
         study=values["study"],
         backend=backend,
-        languages=split_values(values.get("lang")),
+        languages=split_values(values.get("lang"), "--lang"),
         seed=values.get("seed", 0),
         samples=values.get("samples"),
         limit=values.get("limit"),

@@ -73,7 +73,8 @@ def run_stories(
                  "use --samples only (--stories-per-prompt is deprecated)")
         console.print("[yellow]note[/]: --stories-per-prompt is deprecated; use --samples")
         opts.samples = stories_per_prompt
-    extractors = split_values(extractor) or [opts.backend.model]  # default: the generator extracts its own
+    # default: the generator extracts its own
+    extractors = split_values(extractor, "--extractor") or [opts.backend.model]
     specific: dict[str, Any] = {"extractors": extractors, "extract": not no_extract}
     if seeds is not None:
         specific["seeds"] = str(seeds)
@@ -172,7 +173,7 @@ def judge_cmd(
         return
     prompts = stories_harm.judge_prompts(sorted(keys), seed)
     settings = GenerationSettings(max_tokens=max_tokens, temperature=temperature, seed=seed)
-    for spec in split_values(judge) or ["smollm2"]:
+    for spec in split_values(judge, "--judge") or ["smollm2"]:
         model = open_backend(backend.model_copy(update={"model": spec}))
         execute(prompts, model, study, settings, samples=k, config={"step": "harm-judge"})
 

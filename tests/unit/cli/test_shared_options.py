@@ -76,6 +76,9 @@ def test_plan_only_accepts_comma_separated_languages_and_limit(name: str, tmp_pa
         (["--mode", "sing"], "--mode"),
         (["--http", "bogus"], "--http"),
         (["--lang", "xx"], "--lang"),
+        (["--lang", ","], "--lang"),  # issue 42.16: an empty list silently meant the default languages
+        (["--lang", " , "], "--lang"),
+        (["--axis", ","], "--axis"),
     ],
 )
 def test_bad_option_is_one_line_exit_2(args: list[str], needle: str, tmp_path) -> None:
