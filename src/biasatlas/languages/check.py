@@ -229,7 +229,7 @@ def _check_samaritan(pack: Pack, report: Report) -> None:
             name = str(item.get("phrasing", "control"))
             if text and seen.setdefault(f"{key}:{text}", name) != name:
                 report.problems.append(f"{groups_path.name}: {seen[f'{key}:{text}']} and {name} read as one "
-                                       f"wording ({text!r}): two groups, one question (issue 37)")
+                                       f"wording ({text!r}): two groups, one question")
     n = 0
     for s in scenarios.get("scenarios", []):
         for r in s.get("rephrasings", []):

@@ -144,6 +144,6 @@ def plan_note(language: str, hb_version: str = "v1.0", axes: Sequence[str] | Non
     if elsewhere:
         note["asked_under_another_axis"] = elsewhere
     if note["merged"] or elsewhere:
-        note["why"] = ("descriptors that read as one wording in this language are asked as one group (issue 37; "
-                       "docs/languages.md, 'One group per wording')")
+        note["why"] = ("descriptors that read as one wording in this language are asked as one group "
+                       "(docs/languages.md, 'One group per wording')")
     return note
