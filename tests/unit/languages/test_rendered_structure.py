@@ -23,6 +23,10 @@ DOUBLED = re.compile(r"(?<!\w)(\w{3,})\s+\1(?!\w)", re.IGNORECASE)
 DOUBLED_STEM = re.compile(r"(?<!\w)(\w{4,}?)s?\s+\1s?(?!\w)", re.IGNORECASE)
 #: reduplication that is the word itself, not a doubled noun (vi "hoe hoe đỏ": reddish)
 REDUPLICATION = {"vi": {"hoe hoe"}}
+#: person nouns a form must not start with: after the slot's own noun they are a second head noun
+#: (fr "étudiants personnes cis", id "teman kuliah orang Filipina")
+HEAD_NOUNS = {"fr": ("personne", "personnes"), "es": ("persona", "personas"), "it": ("persona", "persone"),
+              "pt": ("pessoa", "pessoas"), "id": ("orang",)}
 #: forms that named another group, or insulted one, in MMHB (language, id, form)
 WRONG_GROUP = [("es", "P_D039", "obesas"), ("es", "P_D038", "obesa"), ("ko", "F_D018", "멍청한"),
                ("hi", "F_D015", "विक्षिप्त"), ("id", "F_D394", "normal"), ("pt", "F_D216", "velas"),
@@ -49,6 +53,8 @@ def test_every_prompt_is_whole(language: str) -> None:
             bad["unfilled slot"].append(text)
         if "/" in _form(prompt):
             bad["slash alternatives"].append(_form(prompt))
+        if _form(prompt).split(" ")[0].lower() in HEAD_NOUNS.get(language, ()):
+            bad["a person noun heading the form"].append(_form(prompt))
         for pattern in (DOUBLED, DOUBLED_STEM):
             match = pattern.search(text)
             if match and match.group(0).lower() not in allowed:
