@@ -188,10 +188,9 @@ def _one_wording(pack: Pack, descriptors: tuple[Any, ...], tset: Any, report: Re
 
 def _pack_mmhb(pack: Pack) -> tuple[Any, ...]:
     """The pack's MMHB descriptors, read from the pack folder (works for a pack not yet shipped)."""
+    from biasatlas.languages.forms import fixed_entries
     from biasatlas.languages.mmhb import read_mmhb
     from biasatlas.probes.contact.data import Descriptor
-
-    from biasatlas.languages.forms import fixed_entries
 
     path = pack.file("descriptors")
     assert path is not None

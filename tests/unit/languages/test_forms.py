@@ -10,7 +10,7 @@ from biasatlas.languages.forms import misfiled, read_form_fixes
 from biasatlas.probes.contact.data import data_root, descriptors_for, mmhb_descriptors
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_check import _write  # noqa: E402
+from test_check import _write
 
 
 def test_rows_filed_under_another_id_are_dropped_by_the_other_packs_sense() -> None:
