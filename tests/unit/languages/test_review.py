@@ -201,7 +201,7 @@ def test_a_malformed_reviews_file_names_itself(tmp_path: Path) -> None:
 
     folder = _copy("fr", tmp_path)
     (folder / REVIEWS_FILE).write_text("reviews: 3\n")
-    with pytest.raises(LanguagePackError, match="reviews.yaml"):
+    with pytest.raises(LanguagePackError, match=r"reviews\.yaml"):
         read_pack(folder)
 
 
