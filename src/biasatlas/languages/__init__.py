@@ -97,6 +97,11 @@ def read_reviews(folder: Path) -> list[dict[str, Any]]:
     rows = data.get("reviews") if isinstance(data, dict) else None
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise LanguagePackError(f"{path}: expected a mapping with 'reviews', a list of records")
+    for i, row in enumerate(rows):
+        counts = row.get("verdicts")
+        if not row.get("reviewer") or not isinstance(counts, dict) or not all(
+                isinstance(n, int) and n >= 0 for n in counts.values()):
+            raise LanguagePackError(f"{path}: reviews[{i}] needs a reviewer and verdict counts")
     return [dict(r) for r in rows]
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import hashlib
+import random
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -66,8 +67,6 @@ When done, record the review (the reviewer's name as it should appear, and the d
 # ---- the sheet ----------------------------------------------------------------------------------------
 def sheet_rows(prompts: PackPrompts, n: int, seed: int) -> list[dict[str, str]]:
     """The rows of a sheet: ``n`` prompts (fewer if the pack has fewer), contact first, then Samaritan."""
-    import random
-
     rng = random.Random(seed + 1)  # the framing of each drawn contact cell: its own stream
     from biasatlas.probes.contact.data import CONTACTS
 

@@ -200,9 +200,10 @@ def test_a_malformed_reviews_file_names_itself(tmp_path: Path) -> None:
     from biasatlas.languages import LanguagePackError
 
     folder = _copy("fr", tmp_path)
-    (folder / REVIEWS_FILE).write_text("reviews: 3\n")
-    with pytest.raises(LanguagePackError, match=r"reviews\.yaml"):
-        read_pack(folder)
+    for body in ("reviews: 3\n", "reviews:\n- {reviewer: Ana, verdicts: {ok: many}}\n", "reviews:\n- {verdicts: {}}\n"):
+        (folder / REVIEWS_FILE).write_text(body)
+        with pytest.raises(LanguagePackError, match=r"reviews\.yaml"):
+            read_pack(folder)
 
 
 def test_no_shipped_pack_is_called_reviewed() -> None:
