@@ -140,12 +140,15 @@ class PackPrompts:
 
 def _groups(pack: Pack, tset: Any) -> tuple[Any, ...]:
     """The groups the plan asks in this pack (descriptors of one wording merged), read from its folder."""
-    from biasatlas.languages.check import _pack_mmhb
-    from biasatlas.probes.contact.data import raw_descriptors_for, yaml_descriptors
+    from biasatlas.languages.forms import fixed_entries
+    from biasatlas.languages.mmhb import read_mmhb
+    from biasatlas.probes.contact.data import Descriptor, raw_descriptors_for, yaml_descriptors
     from biasatlas.probes.contact.wording import one_per_wording, read_same_wording, slot_classes
 
-    if str(pack.files.get("descriptors", "")).endswith(".tsv"):
-        raw = _pack_mmhb(pack)
+    path = pack.file("descriptors")
+    if path is not None and path.suffix == ".tsv":  # MMHB verbatim, then the pack's own form fixes
+        raw = tuple(Descriptor(axis=e.axis, bucket=e.sense, key=e.id, label=e.forms[0].text, mmhb=e)
+                    for e in fixed_entries(read_mmhb(path), pack.path, path))
     else:
         raw = raw_descriptors_for(pack.code) if pack.code == "en" else yaml_descriptors(pack.code)
     keep = {str(e["keep"]) for e in read_same_wording(pack.path)}

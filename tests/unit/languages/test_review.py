@@ -72,6 +72,17 @@ def test_a_sheets_prompts_are_the_plans_own(fr_prompts: PackPrompts) -> None:
         assert by_id[row["prompt_id"]].meta["contact"] == contact
 
 
+@pytest.mark.parametrize("code", ["fr", "es", "zh", "de"])
+def test_a_pack_folders_groups_are_the_plans_groups(code: str) -> None:
+    """Read from the folder (a user's pack too), the groups and their forms are the plan's: the pack's
+    form fixes applied, descriptors of one wording merged."""
+    from biasatlas.probes.contact.data import descriptors_for
+
+    ours = PackPrompts(pack(code))._contact[1]  # type: ignore[index]
+    assert {k: (d.mmhb, d.pre, d.post, d.merged_ids) for k, d in ours.items()} == {
+        (d.axis, d.key): (d.mmhb, d.pre, d.post, d.merged_ids) for d in descriptors_for(code)}
+
+
 def test_the_draw_is_seeded_and_spread_over_the_strata(fr_prompts: PackPrompts) -> None:
     first, again, other = (sample_units(fr_prompts, 90, seed) for seed in (1, 1, 2))
     assert first == again and first != other
