@@ -26,6 +26,9 @@ KINDS = ("not read", "refusal", "unclear", "unreadable")
 UNCLEAR_REASONS = frozenset({"unclear", "hedge", "both options", "contradictory", "conditional", "range",
                              "several numbers", "changed mind"})
 CELLS = {"contact": ("model", "language", "mode", "axis"), "samaritan": ("model", "language", "category")}
+#: where each group's rate is listed for the flag of a comparison (Samaritan: with its control, per decoding)
+RATE_CELLS = {"contact": ("model", "language", "mode", "axis"),
+              "samaritan": ("model", "language", "temperature", "max_tokens")}
 QUESTION = {"contact": ("template_id", "action", "scale", "contact"),
             "samaritan": ("scenario", "rephrasing", "temperature", "max_tokens")}
 VALUE = {"contact": ("answer", "reason"), "samaritan": ("rating", "parse_reason")}
@@ -56,11 +59,12 @@ def answers(out: pd.DataFrame, probe: str) -> pd.DataFrame:
     """One row per answered answer: its cell, group, question and failure kind (``kind``, None when read)."""
     import pandas as pd
 
-    cells, question = CELLS[probe], QUESTION[probe]
+    cells, question = list(dict.fromkeys([*CELLS[probe], *RATE_CELLS[probe]])), QUESTION[probe]
     value, reason = VALUE[probe]
     needed = {*cells, *question, "group", "status", value}
+    keep = [*cells, "group", *(["descriptor"] if "descriptor" in out.columns else []), "question", "kind"]
     if out.empty or not needed <= set(out.columns):
-        return pd.DataFrame(columns=[*cells, "group", "question", "kind"])
+        return pd.DataFrame(columns=keep)
     frame = out[out["status"] == "answered"].copy()
     reasons = frame[reason] if reason in frame.columns else pd.Series(None, index=frame.index)
     frame["kind"] = [failure_kind(v, r) for v, r in zip(frame[value], reasons, strict=True)]
@@ -73,7 +77,7 @@ def answers(out: pd.DataFrame, probe: str) -> pd.DataFrame:
                 lambda q: " & ".join(sorted(set(q))))
             frame.loc[repeated, "question"] = shared
         frame = frame.drop_duplicates(ident)
-    return frame[[*cells, "group", "question", "kind"]].reset_index(drop=True)
+    return frame[keep].reset_index(drop=True)
 
 
 def _rows(part: pd.DataFrame, keys: dict[str, Any], kind: str, alpha: float) -> list[dict[str, Any]]:
@@ -97,7 +101,7 @@ def failure_tables(out: pd.DataFrame, probe: str, alpha: float = 0.05,
     block: dict[str, Any] = {"tests": [], "groups": [], "rates": [], "alpha": alpha}
     if frame.empty:
         return block
-    rate_cells = [c for c in cells if c != "category"]
+    rate_cells = list(RATE_CELLS[probe])
     for key, part in frame.groupby(rate_cells, sort=True, dropna=False):
         values = key if isinstance(key, tuple) else (key,)
         for group, rows in part.groupby("group", sort=True):
