@@ -111,9 +111,12 @@ def failure_tables(out: pd.DataFrame, probe: str, alpha: float = 0.05,
         keys = dict(zip(cells, key if isinstance(key, tuple) else (key,), strict=True))
         if (probe == "samaritan" and str(keys.get("category")) == CONTROL) or part["group"].nunique() < 2:
             continue
+        present = set(part["kind"].dropna())
         for kind in kinds:
-            if kind != "not read" and not (part["kind"] == kind).any():
+            if kind != "not read" and kind not in present:
                 continue  # a kind that never occurred: nothing to test, no row
+            if kind == "not read" and len(present) == 1 and set(kinds) > {"not read"}:
+                continue  # one kind makes every failure: its own test is this one, named
             for found in _rows(part, keys, kind, alpha):
                 block["tests"].append(found["test"])
                 block["groups"].extend(found["groups"])

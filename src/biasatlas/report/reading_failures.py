@@ -92,8 +92,10 @@ def finding_lines(summary: dict[str, Any], probe: str) -> list[str]:
                     key=lambda g: g["p_adj"]):
         what = {"refusal": "refused", "unclear": "answered unclearly", "unreadable": "answered unreadably",
                 "not read": "gave an answer that was not read"}[g["kind"]]
-        times = (f"{g['ratio']:.1f}× as often as" if g.get("ratio") is not None and g["ratio"] >= 1 else
-                 f"{g['ratio']:.2f}× as often as" if g.get("ratio") is not None else "more often than")
+        ratio = g.get("ratio")
+        times = (f"{ratio:.1f}× as often as" if ratio is not None and ratio >= 1 else
+                 f"less often ({ratio:.2f}×) than" if ratio is not None else
+                 "more often than" if g["diff_pp"] > 0 else "less often than")
         lines.append(f"{_cell(g, probe)}: for {g['group']} the model {what} {times} for the other groups: "
                      f"{g['pct']:.1f}% [{g['ci_low']:.1f}, {g['ci_high']:.1f}] of {g['n']} vs {g['rest_pct']:.1f}% "
                      f"({g['diff_pp']:+.1f} points [{g['diff_ci_low']:+.1f}, {g['diff_ci_high']:+.1f}]), "
