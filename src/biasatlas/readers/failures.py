@@ -47,6 +47,19 @@ def failure_kind(value: Any, reason: Any) -> str | None:
     return "unreadable"
 
 
+def kinds_of(values: pd.Series, reasons: pd.Series) -> pd.Series:
+    """:func:`failure_kind` of every row at once."""
+    import numpy as np
+    import pandas as pd
+
+    text = reasons.astype("string").fillna("").str.strip().str.casefold()
+    missing = values.isna().to_numpy()
+    refused = text.str.contains("refus", regex=False).to_numpy(dtype=bool)
+    unclear = (text.isin(UNCLEAR_REASONS) | text.str.startswith("unclear")).to_numpy(dtype=bool)
+    kind = np.select([~missing, refused, unclear], [None, "refusal", "unclear"], default="unreadable")
+    return pd.Series(kind, index=values.index, dtype=object)
+
+
 def joined(frame: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
     """The values of ``columns`` per row as one text (a question's name)."""
     text = frame[columns[0]].astype(str)
@@ -67,7 +80,7 @@ def answers(out: pd.DataFrame, probe: str) -> pd.DataFrame:
         return pd.DataFrame(columns=keep)
     frame = out[out["status"] == "answered"].copy()
     reasons = frame[reason] if reason in frame.columns else pd.Series(None, index=frame.index)
-    frame["kind"] = [failure_kind(v, r) for v, r in zip(frame[value], reasons, strict=True)]
+    frame["kind"] = kinds_of(frame[value], reasons)
     frame["question"] = joined(frame, question)
     ident = [c for c in ("model", "mode", "key", "sample_index") if c in frame.columns]
     if "key" in ident:  # one answer shared by several prompts: once, its question naming all of them
@@ -102,16 +115,17 @@ def failure_tables(out: pd.DataFrame, probe: str, alpha: float = 0.05,
     if frame.empty:
         return block
     rate_cells = list(RATE_CELLS[probe])
-    for key, part in frame.groupby(rate_cells, sort=True, dropna=False):
-        values = key if isinstance(key, tuple) else (key,)
-        for group, rows in part.groupby("group", sort=True):
-            block["rates"].append({**dict(zip(rate_cells, values, strict=True)), "group": str(group),
-                                   "n": len(rows), "not_read_pct": 100 * float(rows["kind"].notna().mean())})
+    rates = frame.assign(failed=frame["kind"].notna()).groupby([*rate_cells, "group"], sort=True, dropna=False)[
+        "failed"].agg(["size", "mean"]).reset_index()
+    block["rates"] = [{**{c: row[c] for c in rate_cells}, "group": str(row["group"]), "n": int(row["size"]),
+                       "not_read_pct": 100 * float(row["mean"])} for row in rates.to_dict("records")]
     for key, part in frame.groupby(cells, sort=True, dropna=False):
         keys = dict(zip(cells, key if isinstance(key, tuple) else (key,), strict=True))
         if (probe == "samaritan" and str(keys.get("category")) == CONTROL) or part["group"].nunique() < 2:
             continue
         present = set(part["kind"].dropna())
+        if not present:
+            continue  # every answer read: nothing to test (the rates above say 0%)
         for kind in kinds:
             if kind != "not read" and kind not in present:
                 continue  # a kind that never occurred: nothing to test, no row

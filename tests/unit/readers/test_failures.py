@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from reading_failure_plans import plan_outcomes, plant
 
-from biasatlas.readers.failures import answers, failure_kind, failure_rates, failure_tables
+from biasatlas.readers.failures import answers, failure_kind, failure_rates, failure_tables, kinds_of
 from biasatlas.stats.reading_failures import group_failure_test
 
 ALPHA = 0.05
@@ -40,6 +40,8 @@ def samaritan_en() -> pd.DataFrame:
 ])
 def test_failure_kinds(value: object, reason: object, kind: str | None) -> None:
     assert failure_kind(value, reason) == kind
+    # the vectorised reading of a whole column says the same
+    assert kinds_of(pd.Series([value], dtype=object), pd.Series([reason], dtype=object)).tolist() == [kind]
 
 
 def test_a_shared_answer_counts_once(contact_fr: pd.DataFrame) -> None:
