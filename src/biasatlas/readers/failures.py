@@ -56,7 +56,10 @@ def kinds_of(values: pd.Series, reasons: pd.Series) -> pd.Series:
     missing = values.isna().to_numpy()
     refused = text.str.contains("refus", regex=False).to_numpy(dtype=bool)
     unclear = (text.isin(UNCLEAR_REASONS) | text.str.startswith("unclear")).to_numpy(dtype=bool)
-    kind = np.select([~missing, refused, unclear], [None, "refusal", "unclear"], default="unreadable")
+    kind = np.full(len(values), "unreadable", dtype=object)
+    kind[unclear] = "unclear"
+    kind[refused] = "refusal"  # a refusal outranks an unclear reason, as in failure_kind
+    kind[~missing] = None
     return pd.Series(kind, index=values.index, dtype=object)
 
 
