@@ -97,7 +97,7 @@ def _cmh(x: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     fails = x.sum(-1)
     dev = (x - n * (fails / total)[..., None]).sum(-2)
     scale = fails * (total - fails) / (total * total * np.maximum(total - 1, 1))
-    cov = np.einsum("s,sg,gh->gh", scale * total, n, np.eye(n.shape[-1])) - np.einsum("s,sg,sh->gh", scale, n, n)
+    cov = np.diag((scale * total) @ n) - n.T @ (scale[:, None] * n)  # strata x groups: no strata x groups^2
     return dev, cov, np.diag(cov).copy()
 
 
