@@ -74,7 +74,9 @@ def contact_templates(code: str, draft: dict[str, Any]) -> dict[str, Any]:
             # being a fellow patient on their ward, not "the same role as" them while volunteering.
             own = (spec.get("cells") or {}).get(principle) or {}
             frame = own.get("frame", draft["principles"][principle])
-            contact = {kind: _fill(draft["contact"].format(context=frame, outcome=draft["outcome"][kind]),
+            # extended contact is a friend's experience: its outcome says how the speaker knows
+            outcome = (draft.get("outcomes") or {}).get(principle, draft["outcome"])
+            contact = {kind: _fill(draft["contact"].format(context=frame, outcome=outcome[kind]),
                                    draft, scenario) for kind in ("positive", "negative")}
             actions = {}
             for action in ("positive", "negative"):
