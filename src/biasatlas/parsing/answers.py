@@ -33,6 +33,7 @@ from biasatlas.parsing.continuation import cut_continuation
 from biasatlas.parsing.lexicon import AFFIRMATIVE, BOTH, HEDGE, NEGATIVE, OPPOSITE, TOKEN, Lexicon, lexicon
 from biasatlas.parsing.sentences import Reading, Sentence, make_sentence, pure, read_sentence
 from biasatlas.parsing.text import normalise, strip_reasoning
+from biasatlas.parsing.verdict import decide
 from biasatlas.records import Outcome
 
 __all__ = ["AFFIRMATIVE", "NEGATIVE", "AnswerParser", "choose_by_probability"]
@@ -84,7 +85,15 @@ def without_refusals(text: str, lex: Lexicon) -> tuple[str, bool]:
     turns = [m for m in TOKEN.finditer(rest) if m.group(0) in lex.turns]
     cut = max([m.end() for m in cue] + [m.end() for m in turns], default=len(rest))
     kept, _ = without_refusals(rest[cut:], lex)
-    return f"{text[: first.start()]}\n{kept}", True
+    before = text[: first.start()]
+    # "I can't answer yes or no" said with the options first ("예 또는 아니요로 답할 수 없습니다", "हाँ या नहीं में
+    # उत्तर नहीं दे सकता"): the refusal's own sentence naming both options is part of the refusal
+    start = max(before.rfind(mark) for mark in ".!?;\n") + 1
+    tokens = TOKEN.findall(before[start:])
+    named = {h.phrase.meaning for h in lex.match(tokens)} & set(OPPOSITE)
+    if len(named) == 2 or (named and set(tokens) & lex.disjunctions):
+        before = before[:start]
+    return f"{before}\n{kept}", True
 
 
 def _value(readings: list[Reading] | tuple[Reading, ...], rule: str) -> Outcome | None:
@@ -125,6 +134,16 @@ def self_correction(text: str, lex: Lexicon) -> Outcome | None:
 
 
 @dataclass(frozen=True)
+class _Read:
+    """What the word rules read, with what the precision rule needs to judge it."""
+
+    outcome: Outcome
+    norm: str
+    refused: bool
+    after_verdict: str
+
+
+@dataclass(frozen=True)
 class AnswerParser:
     """Reads answers for one scale in one language (English words are always accepted)."""
 
@@ -134,29 +153,44 @@ class AnswerParser:
     def __post_init__(self) -> None:
         lexicon(self.scale, self.language)  # fails early on an unknown scale
 
-    def parse(self, text: str | None) -> Outcome:
-        """Return Outcome(value="affirmative"|"negative") or Outcome(None, reason)."""
+    def parse(self, text: str | None, *, cut: bool = False) -> Outcome:
+        """Return Outcome(value="affirmative"|"negative") or Outcome(None, reason).
+
+        ``cut``: the answer stopped at the token limit; it is read only from a verdict complete before the
+        cut (``biasatlas.parsing.verdict``). A value carries ``extra["confidence"]`` ("high"/"medium").
+        """
         if text is None or not text.strip():
-            return Outcome(reason="no answer")
-        body, cut = strip_reasoning(text)
+            return Outcome(reason="cut", extra={"cut": "verdict"}) if cut else Outcome(reason="no answer")
+        body, inside = strip_reasoning(text)
         # "Yes\nQuestion: ...\nAnswer: No": the invented turn is not the answer; but where nothing readable
         # comes before the marker ("Let me think.\nQuestion: ...?\nAnswer: No") it was the question restated
         short = cut_continuation(body)
         if short != body:
-            outcome = self._read(short, cut)
-            if outcome.value is not None or outcome.reason != "no answer":
-                return outcome
-        return self._read(body, cut)
+            read = self._read(short, inside)
+            if read.outcome.value is not None or read.outcome.reason != "no answer":
+                return self._decide(read, cut=False)  # the cut fell in the invented turn, after the answer
+        return self._decide(self._read(body, inside), cut=cut)
 
-    def _read(self, body: str, cut: bool) -> Outcome:
+    def _decide(self, read: _Read, *, cut: bool) -> Outcome:
+        lex = lexicon(self.scale, self.language)
+        return decide(read.outcome, read.norm, lex, cut=cut, after_verdict=read.after_verdict)
+
+    def _read(self, body: str, cut: bool) -> _Read:
         lex = lexicon(self.scale, self.language)
         norm, refused = without_refusals(normalise(body).lower(), lex)
-        sentences = [make_sentence(s, lex) for s in _sentences(norm)]
-        cues = _cues(norm, lex)
+        # "If the answer is yes, ...", "如果回答是，那就……": a conditional before the cue is no verdict
+        cues = [c for c in _cues(norm, lex) if not set(TOKEN.findall(norm[: c.start()])[-3:]) & lex.conditionals]
         if cues:
-            rest = _sentences(norm[cues[-1].end() :])
+            tail = norm[cues[-1].end() :]
+            rest = _sentences(tail)
             if rest and (outcome := _value(read_sentence(rest[0], lex), "final answer")):
-                return outcome
+                after = tail[tail.index(rest[0]) + len(rest[0]) :] if rest[0] in tail else ""
+                return _Read(outcome, norm, refused, after)
+        return _Read(self._rules(norm, refused, cut), norm, refused, "")
+
+    def _rules(self, norm: str, refused: bool, cut: bool) -> Outcome:
+        lex = lexicon(self.scale, self.language)
+        sentences = [make_sentence(s, lex) for s in _sentences(norm)]
         if outcome := self_correction(norm, lex):
             return outcome
         if self._contradictory(sentences, lex):

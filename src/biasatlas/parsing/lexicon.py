@@ -84,6 +84,9 @@ class Lexicon:
     cue: re.Pattern[str] | None = None  # the language's own answer cues ("Réponse :"), besides the built-in ones
     corrections: re.Pattern[str] | None = None
     patterns: tuple[tuple[re.Pattern[str], str], ...] = ()
+    undecided: tuple[re.Pattern[str], ...] = ()  # "I can't decide", "a hard question" (data/parsing/precision.yaml)
+    conditionals: frozenset[str] = frozenset()  # "if", "wenn": the option before holds in one case only
+    disjunctions: frozenset[str] = frozenset()  # "or", "또는": a refusal naming the options ("yes or no")
     folded: dict[tuple[str, ...], Phrase] = field(default_factory=dict)  # phrases by their unaccented words
 
     def is_negator(self, token: str) -> bool:
@@ -104,6 +107,10 @@ class Lexicon:
             else:
                 i += 1
         return hits
+
+    def is_undecided(self, text: str) -> bool:
+        """An "I can't decide" / "hard question" phrase in ``text`` (lower case, straight apostrophes)."""
+        return any(p.search(text) for p in self.undecided)
 
     def is_refusal(self, text: str) -> bool:
         """A refusal phrase in ``text`` (lower case, straight apostrophes)."""
@@ -304,6 +311,9 @@ def lexicon(scale: str, language: str) -> Lexicon:
         ),
         corrections=re.compile("|".join(f"(?:{m})" for m in markers)) if markers else None,
         patterns=tuple(patterns),
+        undecided=tuple(re.compile(p) for lang in _languages(language) for p in (data.get("undecided") or {}).get(lang, [])),
+        conditionals=_words(data.get("conditionals"), language),
+        disjunctions=_words(data.get("disjunctions"), language),
         folded=_folded(phrases),
     )
 
