@@ -49,6 +49,7 @@ BARE_NEGATION_WORDS = 5  # "I would not.", "Eher nicht.", "Nicht wirklich." - no
 LAST_LINE_WORDS = 4  # a final line this short is the answer after reasoning
 # An option word revises the option before it only after "...", a dash or a comma ("Nei... jú").
 OPTION_MARKER_AFTER = re.compile(r"(?:\.\.\.|…|-|,)\s*$")
+SHORT_VERDICT = 3  # "The answer is: no.": a verdict after a cue this short is complete
 LOOP_HITS = 3  # "Mostly Mostly Rarely Rarely ...": a loop, not an answer
 
 
@@ -141,6 +142,7 @@ class _Read:
     norm: str
     refused: bool
     after_verdict: str
+    labelled: bool = False  # the verdict follows a label with a colon ("Final answer:", "So:", "答案：")
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,7 @@ class AnswerParser:
 
     def _decide(self, read: _Read, *, cut: bool) -> Outcome:
         lex = lexicon(self.scale, self.language)
-        return decide(read.outcome, read.norm, lex, cut=cut, after_verdict=read.after_verdict)
+        return decide(read.outcome, read.norm, lex, cut=cut, after_verdict=read.after_verdict, labelled=read.labelled)
 
     def _read(self, body: str, cut: bool) -> _Read:
         lex = lexicon(self.scale, self.language)
@@ -185,7 +187,9 @@ class AnswerParser:
             rest = _sentences(tail)
             if rest and (outcome := _value(read_sentence(rest[0], lex), "final answer")):
                 after = tail[tail.index(rest[0]) + len(rest[0]) :] if rest[0] in tail else ""
-                return _Read(outcome, norm, refused, after)
+                labelled = cues[-1].group(0).rstrip().endswith(":") or tail.lstrip().startswith(":")
+                short = len(TOKEN.findall(rest[0])) <= SHORT_VERDICT  # "the answer is yes."
+                return _Read(outcome, norm, refused, after, labelled or short)
         return _Read(self._rules(norm, refused, cut), norm, refused, "")
 
     def _rules(self, norm: str, refused: bool, cut: bool) -> Outcome:

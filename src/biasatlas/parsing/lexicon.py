@@ -87,6 +87,7 @@ class Lexicon:
     undecided: tuple[re.Pattern[str], ...] = ()  # "I can't decide", "a hard question" (data/parsing/precision.yaml)
     conditionals: frozenset[str] = frozenset()  # "if", "wenn": the option before holds in one case only
     disjunctions: frozenset[str] = frozenset()  # "or", "또는": a refusal naming the options ("yes or no")
+    conjunctions: frozenset[str] = frozenset()  # "and", "but": skipped before a second answer ("Ja. Und nein.")
     folded: dict[tuple[str, ...], Phrase] = field(default_factory=dict)  # phrases by their unaccented words
 
     def is_negator(self, token: str) -> bool:
@@ -314,6 +315,7 @@ def lexicon(scale: str, language: str) -> Lexicon:
         undecided=tuple(re.compile(p) for lang in _languages(language) for p in (data.get("undecided") or {}).get(lang, [])),
         conditionals=_words(data.get("conditionals"), language),
         disjunctions=_words(data.get("disjunctions"), language),
+        conjunctions=_words(data.get("conjunctions"), language),
         folded=_folded(phrases),
     )
 

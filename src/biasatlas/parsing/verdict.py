@@ -75,7 +75,9 @@ def head(norm: str, lex: Lexicon) -> tuple[str | None, int]:
 def _answers(statement: str, value: str, lex: Lexicon) -> bool:
     """``statement`` answers ``value`` by itself: nothing but the option ("Ja."), or the option opening a
     condition ("no, if they're not")."""
-    first, end = head(statement, lex)
+    statement = re.sub(r"^(?:\W*(?:" + "|".join(map(re.escape, sorted(lex.conjunctions, key=len, reverse=True)) or ["(?!)"]) + r")\b)+", "", statement) if lex.conjunctions else statement
+    first, end = head(statement.lstrip(" ,.…-"), lex)
+    statement = statement.lstrip(" ,.…-")
     if first != value:
         return False
     following = TOKEN.findall(statement[end:])
@@ -108,12 +110,17 @@ def undoing(rest: str, value: str, lex: Lexicon) -> str | None:
 def conditional_both(norm: str, lex: Lexicon, value: str) -> bool:
     """The other option said under a condition: "Sì se sono competenti, no se non lo sono", "Yes for the
     project, but no if it means ..." ("Yes, if they're qualified." alone is a yes)."""
-    tokens = TOKEN.findall(norm)
+    spans = list(TOKEN.finditer(norm))
+    tokens = [m.group(0) for m in spans]
     hits = lex.match(tokens)
-    starts = {h.start for h in hits}  # "Non... si, en fait, oui.": a "si" that is an option is no condition
+    qualifiers = lex.concessive - lex.turns  # "mostly, though rarely if I'm busy" only qualifies
+
+    def condition(at: int) -> bool:  # "si tienen": a condition; "Non... si, en fait": the option "si"
+        return (at < len(tokens) and tokens[at] in lex.conditionals
+                and norm[spans[at].end() : spans[at].end() + 1] not in (",", ".", "!", "?", ";", "…"))
+
     conditioned = {h.phrase.meaning for h in hits
-                   if h.end < len(tokens) and tokens[h.end] in lex.conditionals and h.end not in starts
-                   and not set(tokens[max(0, h.start - 2) : h.start]) & lex.concessive}  # "though rarely if busy"
+                   if condition(h.end) and not set(tokens[max(0, h.start - 2) : h.start]) & qualifiers}
     return OPPOSITE[value] in conditioned
 
 
@@ -144,7 +151,7 @@ def _unfinished(norm: str, lex: Lexicon) -> bool:
     return not FINISHED.search(norm) and len(clauses) > 1 and not last_word_is_option(norm, lex)
 
 
-def decide(outcome: Outcome, norm: str, lex: Lexicon, *, cut: bool, after_verdict: str) -> Outcome:
+def decide(outcome: Outcome, norm: str, lex: Lexicon, *, cut: bool, after_verdict: str, labelled: bool = False) -> Outcome:
     """``outcome`` of the word rules, kept with its confidence or replaced by Outcome(None, reason).
 
     ``norm`` is the normalised, lower-case answer without its refusals; ``after_verdict`` the text after
@@ -161,11 +168,15 @@ def decide(outcome: Outcome, norm: str, lex: Lexicon, *, cut: bool, after_verdic
     if value == NEGATIVE and denied_doubt(norm, lex):
         return _none("both options")
     if rule in EXPLICIT and not (rule == "last line" and _unfinished(norm, lex)):
-        if cut and rule == "final answer" and not after_verdict.strip():
-            return _cut()  # "The answer could be yes, considering that" stopped inside its verdict sentence
+        # at the cut only a finished verdict counts: labelled ("Final answer: No.") or short ("The answer is
+        # no."), and closed before the cut; "The answer could be yes, considering that" is reasoning
+        if cut and (rule == "last line" or (rule == "final answer" and not (labelled and after_verdict.strip()))):
+            return _cut()
         if rule == "final answer" and (OPPOSITE[value] in _read(after_verdict, lex) or lex.is_undecided(after_verdict)):
             return _none("contradictory")
         return _with(outcome, HIGH)
+    if lex.is_undecided(norm):  # "Mostly... I don't know, it's really hard to say."
+        return _none("hedge")
     first, end = head(norm, lex)
     if cut and first == value and norm[end : end + 1] not in (".", "!", "\n"):
         return _cut()  # "Yes, if" at the cut: only a short answer closed by its sentence end is complete
@@ -176,8 +187,6 @@ def decide(outcome: Outcome, norm: str, lex: Lexicon, *, cut: bool, after_verdic
         return _none("contradictory")
     if cut:  # no verdict before the cut: the reasoning was cut before it
         return _cut()
-    if lex.is_undecided(norm):
-        return _none("hedge")
     if value == NEGATIVE and _rhetorical(norm, lex):
         return _none("both options")
     if len(_read(norm, lex)) == 2:
