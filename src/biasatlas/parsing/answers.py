@@ -143,6 +143,7 @@ class _Read:
     refused: bool
     after_verdict: str
     labelled: bool = False  # the verdict follows a label with a colon ("Final answer:", "So:", "答案：")
+    full: str = ""  # the normalised answer with its refusals
 
 
 @dataclass(frozen=True)
@@ -175,11 +176,13 @@ class AnswerParser:
 
     def _decide(self, read: _Read, *, cut: bool) -> Outcome:
         lex = lexicon(self.scale, self.language)
-        return decide(read.outcome, read.norm, lex, cut=cut, after_verdict=read.after_verdict, labelled=read.labelled)
+        return decide(read.outcome, read.norm, lex, cut=cut, after_verdict=read.after_verdict, labelled=read.labelled,
+                      full=read.full or read.norm)
 
     def _read(self, body: str, cut: bool) -> _Read:
         lex = lexicon(self.scale, self.language)
-        norm, refused = without_refusals(normalise(body).lower(), lex)
+        full = normalise(body).lower()
+        norm, refused = without_refusals(full, lex)
         # "If the answer is yes, ...", "如果回答是，那就……": a conditional before the cue is no verdict
         cues = [c for c in _cues(norm, lex) if not set(TOKEN.findall(norm[: c.start()])[-3:]) & lex.conditionals]
         if cues:
@@ -189,8 +192,8 @@ class AnswerParser:
                 after = tail[tail.index(rest[0]) + len(rest[0]) :] if rest[0] in tail else ""
                 labelled = cues[-1].group(0).rstrip().endswith(":") or tail.lstrip().startswith(":")
                 short = len(TOKEN.findall(rest[0])) <= SHORT_VERDICT  # "the answer is yes."
-                return _Read(outcome, norm, refused, after, labelled or short)
-        return _Read(self._rules(norm, refused, cut), norm, refused, "")
+                return _Read(outcome, norm, refused, after, labelled or short, full)
+        return _Read(self._rules(norm, refused, cut), norm, refused, "", full=full)
 
     def _rules(self, norm: str, refused: bool, cut: bool) -> Outcome:
         lex = lexicon(self.scale, self.language)

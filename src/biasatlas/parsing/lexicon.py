@@ -88,6 +88,7 @@ class Lexicon:
     conditionals: frozenset[str] = frozenset()  # "if", "wenn": the option before holds in one case only
     disjunctions: frozenset[str] = frozenset()  # "or", "또는": a refusal naming the options ("yes or no")
     conjunctions: frozenset[str] = frozenset()  # "and", "but": skipped before a second answer ("Ja. Und nein.")
+    alternatives: frozenset[tuple[str, ...]] = frozenset()  # "otherwise", "sonst": the option after holds in the other case
     folded: dict[tuple[str, ...], Phrase] = field(default_factory=dict)  # phrases by their unaccented words
 
     def is_negator(self, token: str) -> bool:
@@ -316,6 +317,7 @@ def lexicon(scale: str, language: str) -> Lexicon:
         conditionals=_words(data.get("conditionals"), language),
         disjunctions=_words(data.get("disjunctions"), language),
         conjunctions=_words(data.get("conjunctions"), language),
+        alternatives=_phrases(data.get("alternatives"), language),
         folded=_folded(phrases),
     )
 

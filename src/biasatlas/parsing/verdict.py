@@ -119,8 +119,11 @@ def conditional_both(norm: str, lex: Lexicon, value: str) -> bool:
         return (at < len(tokens) and tokens[at] in lex.conditionals
                 and norm[spans[at].end() : spans[at].end() + 1] not in (",", ".", "!", "?", ";", "…"))
 
+    def otherwise(at: int) -> bool:  # "..., sonst nein", "否则否"
+        return any(tuple(tokens[max(0, at - len(alt)) : at]) == alt for alt in lex.alternatives)
+
     conditioned = {h.phrase.meaning for h in hits
-                   if condition(h.end) and not set(tokens[max(0, h.start - 2) : h.start]) & qualifiers}
+                   if (condition(h.end) or otherwise(h.start)) and not set(tokens[max(0, h.start - 2) : h.start]) & qualifiers}
     return OPPOSITE[value] in conditioned
 
 
@@ -151,12 +154,15 @@ def _unfinished(norm: str, lex: Lexicon) -> bool:
     return not FINISHED.search(norm) and len(clauses) > 1 and not last_word_is_option(norm, lex)
 
 
-def decide(outcome: Outcome, norm: str, lex: Lexicon, *, cut: bool, after_verdict: str, labelled: bool = False) -> Outcome:
+def decide(outcome: Outcome, norm: str, lex: Lexicon, *, cut: bool, after_verdict: str, labelled: bool = False,
+           full: str = "") -> Outcome:
     """``outcome`` of the word rules, kept with its confidence or replaced by Outcome(None, reason).
 
-    ``norm`` is the normalised, lower-case answer without its refusals; ``after_verdict`` the text after
-    the sentence of the labelled verdict the word rules read ("" where there is none).
+    ``norm`` is the normalised, lower-case answer without its refusals (``full``: with them);
+    ``after_verdict`` the text after the sentence of the labelled verdict the word rules read ("" where
+    there is none); ``labelled``: that verdict follows a label with a colon or is short.
     """
+    full = full or norm
     if outcome.value is None:
         return _cut(outcome) if cut and outcome.reason != "refusal" else outcome
     value = str(outcome.value)
@@ -174,8 +180,10 @@ def decide(outcome: Outcome, norm: str, lex: Lexicon, *, cut: bool, after_verdic
             return _cut()
         if rule == "final answer" and (OPPOSITE[value] in _read(after_verdict, lex) or lex.is_undecided(after_verdict)):
             return _none("contradictory")
+        if rule == "self-correction" and lex.is_undecided(full):  # "No... I mean, who's to say?"
+            return _none("hedge")
         return _with(outcome, HIGH)
-    if lex.is_undecided(norm):  # "Mostly... I don't know, it's really hard to say."
+    if lex.is_undecided(full):  # "Mostly... I don't know, it's really hard to say."
         return _none("hedge")
     first, end = head(norm, lex)
     if cut and first == value and norm[end : end + 1] not in (".", "!", "\n"):
