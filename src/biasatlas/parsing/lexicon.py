@@ -88,7 +88,7 @@ class Lexicon:
     conditionals: frozenset[str] = frozenset()  # "if", "wenn": the option before holds in one case only
     disjunctions: frozenset[str] = frozenset()  # "or", "또는": a refusal naming the options ("yes or no")
     conjunctions: frozenset[str] = frozenset()  # "and", "but": skipped before a second answer ("Ja. Und nein.")
-    alternatives: frozenset[tuple[str, ...]] = frozenset()  # "otherwise", "sonst": the option after holds in the other case
+    alternatives: frozenset[tuple[str, ...]] = frozenset()  # "otherwise", "sonst": the option after is the other case
     folded: dict[tuple[str, ...], Phrase] = field(default_factory=dict)  # phrases by their unaccented words
 
     def is_negator(self, token: str) -> bool:
@@ -313,13 +313,18 @@ def lexicon(scale: str, language: str) -> Lexicon:
         ),
         corrections=re.compile("|".join(f"(?:{m})" for m in markers)) if markers else None,
         patterns=tuple(patterns),
-        undecided=tuple(re.compile(p) for lang in _languages(language) for p in (data.get("undecided") or {}).get(lang, [])),
+        undecided=_patterns(data.get("undecided"), language),
         conditionals=_words(data.get("conditionals"), language),
         disjunctions=_words(data.get("disjunctions"), language),
         conjunctions=_words(data.get("conjunctions"), language),
         alternatives=_phrases(data.get("alternatives"), language),
         folded=_folded(phrases),
     )
+
+
+def _patterns(table: dict[str, list[str]] | None, language: str) -> tuple[re.Pattern[str], ...]:
+    """The regular expressions of ``table`` for English and ``language``."""
+    return tuple(re.compile(p) for lang in _languages(language) for p in (table or {}).get(lang, []))
 
 
 def _cue(data: dict[str, Any], language: str) -> re.Pattern[str] | None:

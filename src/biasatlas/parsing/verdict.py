@@ -30,15 +30,13 @@ SHORT_WORDS = 4  # an answer this short is a short answer as a whole ("Yes, I wo
 # the end of a finished answer: a sentence mark, a closing bracket or quote, an emoji or symbol
 FINISHED = re.compile(r"[.!?;:)\]»\"'…。！？」』*_`~\u2000-\u2bff\U0001f000-\U0001faff]\s*$")
 # the first clause of the answer: up to a sentence end, a comma, a colon, a dash or a line break
+SENTENCE_END = re.compile(r"(?<=[.!?;\n])\s+|\s-+\s")
 HEAD = re.compile(r"^[^\n.!?;,:()\[\]]*?(?=[.!?;,:()\[\]\n]|\s-+\s|$)")
 
 
 def _cut(outcome: Outcome | None = None) -> Outcome:
     extra = dict(outcome.extra) if outcome is not None else {}
     return Outcome(reason="cut", extra=extra | {"cut": "verdict"})
-
-
-SENTENCE_END = re.compile(r"(?<=[.!?;\n])\s+|\s-+\s")
 
 
 def _statements(text: str) -> list[str]:
@@ -67,7 +65,8 @@ def head(norm: str, lex: Lexicon) -> tuple[str | None, int]:
         return None, 0
     # "Okay, so the user asks ...", "Certo, a pergunta é ...", "好的，...": an assent idiom before a comma
     # opens reasoning; only the option word itself, or an idiom ending its sentence, is a short answer
-    if all(h.phrase.edge_only for h in lex.match(TOKEN.findall(match.group(0)))) and norm[match.end() : match.end() + 1] == ",":
+    idiom = all(h.phrase.edge_only for h in lex.match(TOKEN.findall(match.group(0))))
+    if idiom and norm[match.end() : match.end() + 1] == ",":
         return None, 0
     return options.pop(), match.end()
 
@@ -75,13 +74,22 @@ def head(norm: str, lex: Lexicon) -> tuple[str | None, int]:
 def _answers(statement: str, value: str, lex: Lexicon) -> bool:
     """``statement`` answers ``value`` by itself: nothing but the option ("Ja."), or the option opening a
     condition ("no, if they're not")."""
-    statement = re.sub(r"^(?:\W*(?:" + "|".join(map(re.escape, sorted(lex.conjunctions, key=len, reverse=True)) or ["(?!)"]) + r")\b)+", "", statement) if lex.conjunctions else statement
-    first, end = head(statement.lstrip(" ,.…-"), lex)
-    statement = statement.lstrip(" ,.…-")
+    statement = _without_conjunctions(statement, lex)
+    first, end = head(statement, lex)
     if first != value:
         return False
     following = TOKEN.findall(statement[end:])
     return not following or following[0] in lex.conditionals
+
+
+def _without_conjunctions(statement: str, lex: Lexicon) -> str:
+    """``statement`` without the "and", "but", "also" that open it ("Und nein." is "nein")."""
+    while True:
+        statement = statement.lstrip(" ,.…-")
+        first = TOKEN.match(statement)
+        if first is None or first.group(0) not in lex.conjunctions:
+            return statement
+        statement = statement[first.end() :]
 
 
 def last_word_is_option(norm: str, lex: Lexicon) -> bool:
@@ -122,8 +130,11 @@ def conditional_both(norm: str, lex: Lexicon, value: str) -> bool:
     def otherwise(at: int) -> bool:  # "..., sonst nein", "否则否"
         return any(tuple(tokens[max(0, at - len(alt)) : at]) == alt for alt in lex.alternatives)
 
-    conditioned = {h.phrase.meaning for h in hits
-                   if (condition(h.end) or otherwise(h.start)) and not set(tokens[max(0, h.start - 2) : h.start]) & qualifiers}
+    def qualified(at: int) -> bool:
+        return bool(set(tokens[max(0, at - 2) : at]) & qualifiers)
+
+    conditioned = {h.phrase.meaning for h in hits if (condition(h.end) or otherwise(h.start)) and not qualified(h.start)
+                   }
     return OPPOSITE[value] in conditioned
 
 
@@ -179,7 +190,7 @@ def decide(outcome: Outcome, norm: str, lex: Lexicon, *, cut: bool, after_verdic
         if cut and (rule == "last line" or (rule == "final answer" and not (labelled and after_verdict.strip()))):
             return _cut()
         if rule == "final answer" and (OPPOSITE[value] in _read(after_verdict, lex) or lex.is_undecided(after_verdict)):
-            return _none("contradictory")
+            return _none("contradictory")  # "Final answer: Yes. Then again, no."
         if rule == "self-correction" and lex.is_undecided(full):  # "No... I mean, who's to say?"
             return _none("hedge")
         return _with(outcome, HIGH)

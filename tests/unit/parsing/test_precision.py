@@ -186,4 +186,5 @@ def test_a_changed_mind_is_read_by_its_final_verdict() -> None:
     assert AnswerParser("likelihood", "en").parse(
         "Initial answer: Unlikely\n\nOn reflection, the experience was very good.\n\nRevised answer: Likely"
     ).value == AFFIRMATIVE
-    assert AnswerParser("likelihood", "zh").parse("一开始我觉得不太可能。但仔细想想……所以最终答案是：很可能").value == AFFIRMATIVE
+    text = "一开始我觉得不太可能。但仔细想想……所以最终答案是：很可能"
+    assert AnswerParser("likelihood", "zh").parse(text).value == AFFIRMATIVE
