@@ -88,6 +88,8 @@ class Lexicon:
     conditionals: frozenset[str] = frozenset()  # "if", "wenn": the option before holds in one case only
     disjunctions: frozenset[str] = frozenset()  # "or", "또는": a refusal naming the options ("yes or no")
     conjunctions: frozenset[str] = frozenset()  # "and", "but": skipped before a second answer ("Ja. Und nein.")
+    coordinators: frozenset[str] = frozenset()  # "and", "also" joining both options ("是和否都有道理")
+    both_words: frozenset[str] = frozenset()  # "both", "都" after them
     alternatives: frozenset[tuple[str, ...]] = frozenset()  # "otherwise", "sonst": the option after is the other case
     folded: dict[tuple[str, ...], Phrase] = field(default_factory=dict)  # phrases by their unaccented words
 
@@ -318,6 +320,8 @@ def lexicon(scale: str, language: str) -> Lexicon:
         disjunctions=_words(data.get("disjunctions"), language),
         conjunctions=_words(data.get("conjunctions"), language),
         alternatives=_phrases(data.get("alternatives"), language),
+        coordinators=_words(data.get("coordinators"), language),
+        both_words=_words(data.get("both_words"), language),
         folded=_folded(phrases),
     )
 

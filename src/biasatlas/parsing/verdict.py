@@ -17,6 +17,7 @@ an explicit verdict the reasoning was cut before it; both are ``Outcome(None, "c
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from biasatlas.parsing.lexicon import AFFIRMATIVE, NEGATIVE, OPPOSITE, TOKEN, Lexicon
@@ -138,6 +139,24 @@ def conditional_both(norm: str, lex: Lexicon, value: str) -> bool:
     return OPPOSITE[value] in conditioned
 
 
+def joined_both(norm: str, lex: Lexicon) -> bool:
+    """The two options joined by "and"/"also" ("是和否都有道理", "Có và không đều đúng", "经常，但也很少"), the
+    second closing its clause or followed by "both" ("Yes and no one would blame you" is a yes)."""
+    spans = list(TOKEN.finditer(norm))
+    tokens = [m.group(0) for m in spans]
+    hits = [h for h in lex.match(tokens) if h.phrase.meaning in OPPOSITE]
+    for first, second in itertools.pairwise(hits):
+        between = set(tokens[first.end : second.start])
+        if first.phrase.meaning == second.phrase.meaning or not between & lex.coordinators:
+            continue
+        if not between <= lex.coordinators | lex.turns | lex.fillers:
+            continue
+        closes = second.end == len(tokens) or norm[spans[second.end - 1].end() :][:1] in (",", ".", "!", ";", "…")
+        if closes or tokens[second.end] in lex.both_words:
+            return True
+    return False
+
+
 def denied_doubt(norm: str, lex: Lexicon) -> bool:
     """"Nein, natürlich würde ich ...", "Non mais évidemment que ...", "No, claro que ...": a "no" that denies
     a doubt, followed at once by an un-negated assent ("Nein, natürlich nicht." agrees with itself)."""
@@ -196,6 +215,8 @@ def decide(outcome: Outcome, norm: str, lex: Lexicon, *, cut: bool, after_verdic
         return _with(outcome, HIGH)
     if lex.is_undecided(full):  # "Mostly... I don't know, it's really hard to say."
         return _none("hedge")
+    if joined_both(norm, lex):  # after the labelled verdicts: "Between likely and unlikely, I choose likely."
+        return _none("both options")
     first, end = head(norm, lex)
     if cut and first == value and norm[end : end + 1] not in (".", "!", "\n"):
         return _cut()  # "Yes, if" at the cut: only a short answer closed by its sentence end is complete
