@@ -277,12 +277,13 @@ def choose_by_probability(option_probs: dict[str, float] | None, options: tuple[
 
 
 def parse_row(mode: str, scale: str, language: str, text: str | None,
-              option_probs: dict[str, float] | None, options: tuple[str, ...]) -> Outcome:
+              option_probs: dict[str, float] | None, options: tuple[str, ...], *, cut: bool = False) -> Outcome:
     """The answer of one stored response: by probability in choice mode, else by parsing text.
 
     A choice-mode answer without probabilities comes from a backend that fell back to generating
-    (an HTTP server without log-probabilities): its text is parsed like a generated answer.
+    (an HTTP server without log-probabilities): its text is parsed like a generated answer. ``cut``: the
+    text stopped at the token limit (``AnswerParser.parse``).
     """
     if mode == "choice" and option_probs:
         return choose_by_probability(option_probs, options)
-    return AnswerParser(scale, language).parse(text)
+    return AnswerParser(scale, language).parse(text, cut=cut)
