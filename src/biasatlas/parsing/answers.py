@@ -20,6 +20,9 @@ reason: "refusal", "hedge", "both options", "contradictory", "off_question" or "
    It depends.") or loops; the first sentence; a short last line; every sentence together.
 5. Otherwise a refusal, both options, a hedge, "off_question", a short bare negation ("Not really.",
    "Eher nicht.", "Ég held ekki.") read as the negative option, or "no answer".
+6. The precision rule (``verdict.py``) keeps a reading only where the answer decides it, with
+   ``extra["confidence"]`` "high" (a short answer or labelled final verdict) or "medium"; an answer cut
+   at the token limit (``cut=True``) is read only from a verdict complete before the cut.
 
 English words are read in every language: a model may answer a German prompt in English.
 """
@@ -139,11 +142,10 @@ class _Read:
     """What the word rules read, with what the precision rule needs to judge it."""
 
     outcome: Outcome
-    norm: str
-    refused: bool
-    after_verdict: str
-    labelled: bool = False  # the verdict follows a label with a colon ("Final answer:", "So:", "答案：")
-    full: str = ""  # the normalised answer with its refusals
+    norm: str  # the normalised answer without its refusals
+    full: str  # ... with them
+    after_verdict: str = ""  # the text after a labelled verdict's sentence
+    complete: bool = False  # that verdict follows a label with a colon ("Final answer:", "答案：") or is short
 
 
 @dataclass(frozen=True)
@@ -176,10 +178,10 @@ class AnswerParser:
 
     def _decide(self, read: _Read, *, cut: bool) -> Outcome:
         lex = lexicon(self.scale, self.language)
-        return decide(read.outcome, read.norm, lex, cut=cut, after_verdict=read.after_verdict, labelled=read.labelled,
-                      full=read.full or read.norm)
+        return decide(read.outcome, read.norm, lex, cut=cut, after_verdict=read.after_verdict, labelled=read.complete,
+                      full=read.full)
 
-    def _read(self, body: str, cut: bool) -> _Read:
+    def _read(self, body: str, inside: bool) -> _Read:
         lex = lexicon(self.scale, self.language)
         full = normalise(body).lower()
         norm, refused = without_refusals(full, lex)
@@ -192,10 +194,10 @@ class AnswerParser:
                 after = tail[tail.index(rest[0]) + len(rest[0]) :] if rest[0] in tail else ""
                 labelled = cues[-1].group(0).rstrip().endswith(":") or tail.lstrip().startswith(":")
                 short = len(TOKEN.findall(rest[0])) <= SHORT_VERDICT  # "the answer is yes."
-                return _Read(outcome, norm, refused, after, labelled or short, full)
-        return _Read(self._rules(norm, refused, cut), norm, refused, "", full=full)
+                return _Read(outcome, norm, full, after, labelled or short)
+        return _Read(self._rules(norm, refused, inside), norm, full)
 
-    def _rules(self, norm: str, refused: bool, cut: bool) -> Outcome:
+    def _rules(self, norm: str, refused: bool, inside: bool) -> Outcome:
         lex = lexicon(self.scale, self.language)
         sentences = [make_sentence(s, lex) for s in _sentences(norm)]
         if outcome := self_correction(norm, lex):
@@ -233,7 +235,7 @@ class AnswerParser:
             return Outcome(value=NEGATIVE, extra={"matched": statements[0].text, "rule": "bare negation"})
         if statements and statements[0].answer_like:
             return Outcome(reason="off_question")  # "Many people do not invite their Turkish neighbours."
-        return Outcome(reason="no answer", extra={"cut": "reasoning"} if cut else {})
+        return Outcome(reason="no answer", extra={"cut": "reasoning"} if inside else {})
 
     @staticmethod
     def _contradictory(sentences: list[Sentence], lex: Lexicon) -> bool:
