@@ -36,7 +36,7 @@ from biasatlas.parsing.continuation import cut_continuation
 from biasatlas.parsing.lexicon import AFFIRMATIVE, BOTH, HEDGE, NEGATIVE, OPPOSITE, TOKEN, Lexicon, lexicon
 from biasatlas.parsing.sentences import Reading, Sentence, make_sentence, pure, read_sentence
 from biasatlas.parsing.text import normalise, strip_reasoning
-from biasatlas.parsing.verdict import decide
+from biasatlas.parsing.verdict import accepted, accepting, decide
 from biasatlas.records import Outcome
 
 __all__ = ["AFFIRMATIVE", "NEGATIVE", "AnswerParser", "choose_by_probability"]
@@ -154,6 +154,10 @@ class AnswerParser:
 
     scale: str
     language: str
+    # the question's action, where the caller knows it: "positive" ("Should I work with them?") or "negative"
+    # ("Should I refuse to work with them?"); an answer accepting a named action ("I'd have no problem working
+    # with them", "No veo motivo para negarme") is read only with it
+    action: str | None = None
 
     def __post_init__(self) -> None:
         lexicon(self.scale, self.language)  # fails early on an unknown scale
@@ -178,8 +182,13 @@ class AnswerParser:
 
     def _decide(self, read: _Read, *, cut: bool) -> Outcome:
         lex = lexicon(self.scale, self.language)
-        return decide(read.outcome, read.norm, lex, cut=cut, after_verdict=read.after_verdict, labelled=read.complete,
-                      full=read.full)
+        outcome = decide(read.outcome, read.norm, lex, cut=cut, after_verdict=read.after_verdict,
+                         labelled=read.complete, full=read.full)
+        # "Non vedo perché dovrei rifiutare.": its "non" is neither the bare negation nor an option
+        unread = outcome.value is None and outcome.reason not in ("refusal", "cut")
+        if (unread or outcome.extra.get("rule") == "bare negation") and (matched := accepted(read.full, lex)):
+            return accepting(matched, self.action)
+        return outcome
 
     def _read(self, body: str, inside: bool) -> _Read:
         lex = lexicon(self.scale, self.language)
@@ -278,14 +287,14 @@ def choose_by_probability(option_probs: dict[str, float] | None, options: tuple[
     return Outcome(value=value, extra={"p_affirmative": p_yes / (p_yes + p_no) if p_yes + p_no else 0.5})
 
 
-def parse_row(mode: str, scale: str, language: str, text: str | None,
-              option_probs: dict[str, float] | None, options: tuple[str, ...], *, cut: bool = False) -> Outcome:
+def parse_row(mode: str, scale: str, language: str, text: str | None, option_probs: dict[str, float] | None,
+              options: tuple[str, ...], *, cut: bool = False, action: str | None = None) -> Outcome:
     """The answer of one stored response: by probability in choice mode, else by parsing text.
 
     A choice-mode answer without probabilities comes from a backend that fell back to generating
     (an HTTP server without log-probabilities): its text is parsed like a generated answer. ``cut``: the
-    text stopped at the token limit (``AnswerParser.parse``).
+    text stopped at the token limit (``AnswerParser.parse``); ``action``: the question's action, where known.
     """
     if mode == "choice" and option_probs:
         return choose_by_probability(option_probs, options)
-    return AnswerParser(scale, language).parse(text, cut=cut)
+    return AnswerParser(scale, language, action).parse(text, cut=cut)

@@ -236,6 +236,29 @@ def decide(outcome: Outcome, norm: str, lex: Lexicon, *, cut: bool, after_verdic
     return _with(outcome, MEDIUM)
 
 
+ACCEPTS = "accepts"  # the meaning of a negated refusal that names its action (data/parsing/precision.yaml)
+
+
+def accepted(full: str, lex: Lexicon) -> str | None:
+    """The negated refusal in ``full`` that accepts a named action ("No tendría ningún inconveniente en
+    trabajar con ellos", "Non vedo perché dovrei rifiutare"), or None."""
+    for pattern, meaning in lex.patterns:
+        if meaning == ACCEPTS and (m := pattern.search(full)):
+            return m.group(0)
+    return None
+
+
+def accepting(matched: str, action: str | None) -> Outcome:
+    """An accepted action is the first option to a question asking it and the second to one asking to refuse
+    or avoid it ("Should I refuse to work with them?" - "I see no reason to refuse": no); unclear otherwise."""
+    extra = {"matched": matched, "rule": "accepts"}
+    if action == "positive":
+        return Outcome(value=AFFIRMATIVE, extra=extra | {"confidence": MEDIUM})
+    if action == "negative":
+        return Outcome(value=NEGATIVE, extra=extra | {"confidence": MEDIUM})
+    return Outcome(reason="hedge", extra=extra | {"needs": "action"})
+
+
 def _none(reason: str) -> Outcome:
     return Outcome(reason=reason, extra={"rule": "precision"})
 

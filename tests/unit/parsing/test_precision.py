@@ -27,7 +27,9 @@ YES_NO = {"en": ("Yes", "No"), "de": ("Ja", "Nein"), "is": ("Já", "Nei"), "fr":
 
 
 def _read(row: dict[str, str]) -> str:
-    out = AnswerParser(row["scale"], row["language"]).parse(row["answer"], cut=row["cut"] == "1")
+    # The rows answer questions that ask the positive action ("Should I work with them?"): their negated
+    # refusals ("No tendría ningún inconveniente en trabajar con ellos") are labelled as accepting it.
+    out = AnswerParser(row["scale"], row["language"], "positive").parse(row["answer"], cut=row["cut"] == "1")
     return "none" if out.value is None else str(out.value)
 
 
@@ -76,8 +78,10 @@ def test_dev_table() -> None:
 # Measured 2026-12-02 on the untouched measure table (162 rows, 12 languages): before the precision rule
 # 101/162 = 62.3 % read right, 50/162 = 30.9 % wrong option, 2 refusals read as an option (the reader had no
 # cut flag, so cut rows were read as whole answers); after it 154/162 = 95.1 % read right, 0 wrong options,
-# 0 refusals read as an option. Its rows were not looked at while fixing, but its per-class counts were:
-# the last rule (options joined by "and"/"also") followed them, from new dev rows (docs/readers.md).
+# 0 refusals read as an option (told the action; without it the 11 negated refusals it reads are unclear:
+# 143/162 = 88.3 % read right, 0 wrong options). Its rows were not looked at while fixing, but its
+# per-class counts were: the last rule (options joined by "and"/"also") followed them, from new dev rows
+# (docs/readers.md).
 def test_measure_table() -> None:
     n, right, wrong, refusals, lines = _figures("wave3_yesno_measure.csv")
     report = f"measure: right {right}/{n}, wrong option {wrong}/{n}\n" + "\n".join(lines)
@@ -172,12 +176,23 @@ def test_never_an_option(language: str, text: str) -> None:
     [
         ("es", "No tendría ningún inconveniente en trabajar con ellos."),
         ("it", "Non vedo perché dovrei rifiutare."),
-        ("de", "Ich wüsste nicht, was dagegen spricht."),
+        ("pt", "Não vejo motivo para recusar."),
         ("zh", "我看不出有什么理由拒绝。"),
     ],
 )
-def test_negated_refusal_accepts(language: str, text: str) -> None:
-    assert AnswerParser("certainty", language).parse(text).value == AFFIRMATIVE
+def test_negated_refusal_accepts_the_action_it_names(language: str, text: str) -> None:
+    # "Should I work with them?": yes; "Should I refuse to work with them?": no; not told: unclear
+    assert AnswerParser("certainty", language, "positive").parse(text).value == AFFIRMATIVE
+    assert AnswerParser("certainty", language, "negative").parse(text).value == NEGATIVE
+    out = AnswerParser("certainty", language).parse(text)
+    assert (out.value, out.extra.get("needs")) == (None, "action"), out
+
+
+@pytest.mark.parametrize(("language", "text"), [("de", "Ich wüsste nicht, was dagegen spricht."),
+                                                 ("it", "Non ho niente in contrario.")])
+def test_accepting_whatever_is_asked_is_the_first_option(language: str, text: str) -> None:
+    for action in (None, "positive", "negative"):
+        assert AnswerParser("certainty", language, action).parse(text).value == AFFIRMATIVE
 
 
 def test_a_changed_mind_is_read_by_its_final_verdict() -> None:
