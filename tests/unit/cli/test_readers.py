@@ -36,7 +36,7 @@ def _scripted(self: FakeBackend, request: Request) -> str:
     options = request.prompt.options
     if self.id == "fake:judge":
         text = request.prompt.text
-        return options[0] if VAGUE in text or "Answer:\nYes." in text else options[1]
+        return options[0] if VAGUE in text or "Answer:\n<answer>\nYes." in text else options[1]
     index = int(request.prompt.id, 16) % 20
     return VAGUE if index < 3 else ("Yes." if index % 2 else "No.")
 

@@ -40,7 +40,7 @@ def _judge(request: Request) -> str:
     options = request.prompt.options
     if VAGUE in text:
         return options[3] if int(request.prompt.id, 16) % 3 == 0 else options[0]
-    return options[0] if "Answer:\nYes." in text else options[1]
+    return options[0] if "Answer:\n<answer>\nYes." in text else options[1]
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def test_judge_reads_all_and_agreement_recovers_a_planted_table(study: Store) ->
         wrong = int(request.prompt.id, 16) % 5 == 0
         if wrong:
             flipped.add(request.prompt.meta["answer_key"])
-        yes = "Answer:\nYes." in text
+        yes = "Answer:\n<answer>\nYes." in text
         return options[0] if yes != wrong else options[1]
 
     judge.run_judge(study, "contact", FakeBackend(contrary, name="contrary"), "judge")
