@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from biasatlas.readers.labels import judge_prompt, label_set, question_text
@@ -143,10 +144,32 @@ def judge_label(option_probs: Any, text: Any, options: tuple[str, ...]) -> str |
         scores = [(float(option_probs.get(o, float("-inf"))), -i, o) for i, o in enumerate(options)]
         return max(scores)[2]
     if isinstance(text, str):
-        wanted = text.strip().strip(".\"'“”„").casefold()
+        wanted = _bare_label(text)
         found = [o for o in options if o.casefold() == wanted]
         return found[0] if len(found) == 1 else None
     return None
+
+
+#: what may surround a label in a chat judge's reply: markdown, quotes, a "Label:" prefix, a closing mark
+_WRAPPING = re.compile(r"^(?:label|answer|antwort|réponse|respuesta|risposta|resposta)\s*:\s*", re.IGNORECASE)
+
+
+def _bare_label(text: str) -> str:
+    """A judge's free-text reply without its wrapping ("**Unclear**", "`No`", "Label: No."), case-folded."""
+    bare = text.strip().strip("*_`#>\"'“”„«» \t\n")
+    bare = _WRAPPING.sub("", bare).strip("*_`\"'“”„«» ")
+    return bare.rstrip(".!").strip().casefold()
+
+
+def unusable_judge_keys(store: Store, probe: str, judge: str) -> set[str]:
+    """Answer keys whose stored judge reply (by ``judge``) gives no label: a refusal, garbage, another language."""
+    frame = store.frame(probe=judge_probe(probe))
+    if frame.empty:
+        return set()
+    ids = frame["model_id"] if "model_id" in frame.columns else frame["model"]
+    frame = frame[(ids == judge) & (frame["status"] == "answered")]
+    return {str(row["answer_key"]) for row in frame.to_dict("records")
+            if judge_label(row["option_probs"], row["text"], tuple(row["options"])) is None}
 
 
 def judge_labels(store: Store, probe: str, judge: str) -> dict[str, str]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from biasatlas.readers.judge import is_text, judge_labels, needs_judge, reading
+from biasatlas.readers.judge import is_text, judge_labels, needs_judge, reading, unusable_judge_keys
 from biasatlas.readers.labels import REFUSAL, UNCLEAR
 from biasatlas.records import Outcome
 
@@ -58,6 +58,8 @@ def merge(store: Any, probe: str, rows: Sequence[dict[str, Any]], parsed: Sequen
     rules' outcomes, in the same order)."""
     reader, judge = (reading(store, probe) if store is not None else ("rules", None))
     labels = judge_labels(store, probe, judge) if judge and reader != "rules" else {}
+    # a judge reply with no label is unreadable under the judge's reading, never the rules' label in disguise
+    unusable = unusable_judge_keys(store, probe, judge) if judge and reader != "rules" else set()
     merged = Merged([], [], [], [])
     for row, outcome in zip(rows, parsed, strict=True):
         answered = row.get("status") == "answered"
@@ -67,6 +69,9 @@ def merge(store: Any, probe: str, rows: Sequence[dict[str, Any]], parsed: Sequen
         merged.judge_labels.append(label)
         if label is not None and needs_judge(reader, outcome):
             merged.outcomes.append(judged_outcome(label, probe))
+            merged.readers.append("judge")
+        elif text and str(row.get("key")) in unusable and needs_judge(reader, outcome):
+            merged.outcomes.append(Outcome(reason="judge unusable"))
             merged.readers.append("judge")
         else:
             merged.outcomes.append(outcome)

@@ -3,6 +3,8 @@ and ``judge_model``, and of the Python API's ``run(..., reader=, judge_model=)``
 
 from __future__ import annotations
 
+import sys
+
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,12 +51,21 @@ def run_reading(probe: str, study: str | Path, reader: str | None, judge: Backen
     if reader == "rules" or judge is None:
         with study_writer(study), Store(study) as store:
             return record_reading(store, probe, "rules", None)
+    from biasatlas.readers.judge import judge_probe, unusable_judge_keys
+
     model = judge.open()
     try:
         with study_writer(study), Store(study) as store:
             totals = run_judge(store, probe, model, reader, progress=progress)
+            unusable = len(unusable_judge_keys(store, probe, model.id))
+            asked = int(store.conn.execute("SELECT COUNT(*) FROM prompts WHERE probe = ?",
+                                           (judge_probe(probe),)).fetchone()[0])
     finally:
         model.close()
+    if unusable:  # a judge that refuses or answers garbage is never silent
+        print(f"warning: the judge {model.id} gave no usable label for {unusable} of the {asked} answers it read "
+              "(a refusal, another language, free text); they count as unreadable (reason 'judge unusable')",
+              file=sys.stderr)
     if on_totals is not None:
         on_totals(totals)
     return totals
