@@ -182,7 +182,8 @@ def verdict_open(text: str, candidate: _Located, language: str, corrections: re.
     """In a cut answer: whether the text after the value starts revising it (the verdict may have changed)."""
     tail = text[candidate.end :]
     later = _pattern("rating_revised", language)
-    return bool((later and later.search(tail)) or (corrections and corrections.search(tail.lower())))
+    return bool((later and later.search(tail)) or CORRECTION.search(tail)
+                or (corrections and corrections.search(tail.lower())))
 
 
 def confidence(rule: str | None, cut: bool = False) -> float:
