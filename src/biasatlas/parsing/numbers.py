@@ -277,7 +277,7 @@ class RatingParser:
             outcome = Outcome(reason="cut", extra={**outcome.extra, "uncut_reason": outcome.reason})
         rule = outcome.extra.get("rule") if outcome.value is not None else outcome.reason
         return Outcome(value=outcome.value, reason=outcome.reason,
-                       extra={**outcome.extra, "confidence": verdict.confidence(rule, cut)})
+                       extra={**outcome.extra, "confidence": verdict.confidence(rule, outcome.value is not None, cut)})
 
     def _parse(self, text: str | None, cut: bool) -> Outcome:
         if text is None or not text.strip():

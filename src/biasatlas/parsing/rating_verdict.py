@@ -15,7 +15,8 @@ moves a group's mean):
   it but blanks, punctuation or a word or two that may have gone on: "is 1", "around 7", "70 out of",
   "七十") may be the start of another number or sentence, so it is never a rating; a verdict complete
   before the cut ("Rating: 70. Reason: the person ...") is read unless the text after it starts revising.
-- ``confidence``: how sure the reader is of its label, by the rule that decided it (``extra["confidence"]``).
+- ``confidence``: how sure the reader is of its label ("high", "medium", "low"), by the rule that decided
+  it (``extra["confidence"]``).
 
 The words of each language are data: ``rating_first``, ``rating_revised`` and ``rating_alternatives`` in
 ``data/parsing/ratings.yaml``.
@@ -57,12 +58,14 @@ SCALE_ENDS = frozenset({1.0, 100.0})
 LEGEND_REACH = 60
 FIRST_REACH = 60  # how far before the first value its "first" marker may stand
 
-# How sure the reader is of a label, by the rule that decided it.
+# How sure the reader is of a label, by the rule that decided it ("high", "medium", "low", as the yes/no
+# reader writes it; the judge reads a "low" one again under ``--reader both``).
+LEVELS = ("high", "medium", "low")
 CONFIDENCE = {
-    "leading": 0.95, "final": 0.95, "labelled": 0.95, "only number": 0.9, "cue": 0.85, "revised": 0.8,
-    "self-correction": 0.8, "marked": 0.8, "after range": 0.75, "complement": 0.75,
+    "leading": "high", "final": "high", "only number": "high", "cue": "medium", "revised": "medium",
+    "self-correction": "medium", "marked": "medium", "after range": "low", "complement": "low",
 }
-UNREAD_CONFIDENCE = {"no answer": 1.0, "no number": 0.95, "refusal": 0.9, "cut": 0.9}
+SURELY_UNREAD = frozenset({"no answer", "no number", "refusal", "cut", "range", "out of range", "other scale"})
 
 
 def _words(section: str, language: str) -> str | None:
@@ -186,8 +189,10 @@ def verdict_open(text: str, candidate: _Located, language: str, corrections: re.
                 or (corrections and corrections.search(tail.lower())))
 
 
-def confidence(rule: str | None, cut: bool = False) -> float:
-    """The reader's confidence in a label decided by ``rule`` (a reason for an unread answer); a cut answer
-    read from its verdict before the cut is a little less sure."""
-    base = CONFIDENCE.get(rule or "", UNREAD_CONFIDENCE.get(rule or "", 0.7))
-    return round(base * (0.9 if cut and rule in CONFIDENCE else 1.0), 3)
+def confidence(rule: str | None, read: bool, cut: bool = False) -> str:
+    """The reader's confidence in a label decided by ``rule`` (for an unread answer: its reason). A rating
+    read from a cut answer's verdict is one level less sure than the same rule on a whole answer."""
+    if not read:
+        return "high" if rule in SURELY_UNREAD else "medium"
+    level = LEVELS.index(CONFIDENCE.get(rule or "", "medium"))
+    return LEVELS[min(level + (1 if cut else 0), len(LEVELS) - 1)]

@@ -172,7 +172,7 @@ def test_cut_answers_with_no_rating_give_reason_cut(language: str) -> None:
         if lang == language:
             out = RatingParser(language).parse(text, cut=True)
             assert out.reason == "cut", (text, out)
-            assert out.extra["confidence"] > 0
+            assert out.extra["confidence"] == "high", (text, out)
 
 
 VERDICT_FIRST = {
@@ -196,8 +196,8 @@ def test_a_verdict_complete_before_the_cut_is_read(language: str) -> None:
     for n in (1, 35, 70, 100):
         out = RatingParser(language).parse(VERDICT_FIRST[language].format(n=n), cut=True)
         assert out.value == n, out
-        assert 0 < out.extra["confidence"] < RatingParser(language).parse(
-            VERDICT_FIRST[language].format(n=n)).extra["confidence"]  # less sure than uncut
+        whole = RatingParser(language).parse(VERDICT_FIRST[language].format(n=n))
+        assert (whole.extra["confidence"], out.extra["confidence"]) == ("medium", "low")  # less sure when cut
 
 
 @pytest.mark.parametrize("tail", [" However, on reflection I'd revise that to", " Actually, no, make it"])
@@ -218,5 +218,8 @@ def test_every_outcome_has_a_confidence() -> None:
     for name in TABLES:
         for r in rows(name):
             out = RatingParser(r.language).parse(r.answer, cut=r.cut)
-            assert 0 < out.extra["confidence"] <= 1, (r, out)
-    assert RatingParser("en").parse("").extra["confidence"] == 1.0
+            assert out.extra["confidence"] in ("high", "medium", "low"), (r, out)
+    assert RatingParser("en").parse("").extra["confidence"] == "high"
+    assert RatingParser("en").parse("75").extra["confidence"] == "high"
+    assert RatingParser("en").parse("It came to mind as 40, plus a bit: 55 - 40 = 15 more, so").extra[
+        "confidence"] == "medium"  # unread, but not surely unreadable
