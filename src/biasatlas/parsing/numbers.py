@@ -348,7 +348,7 @@ class RatingParser:
         if len({c.value for c in candidates if verdict.labelled(found.masked, c)}) > 1:
             return None, "several ratings"  # "Man: 60 / Woman: 70": a labelled value each, none revised
         chosen, rule = RatingParser._first_rule(found)
-        if chosen is not None and rule == "cue" and chosen.kind not in RANGES:
+        if chosen is not None and rule in ("cue", "leading") and chosen.kind not in RANGES:
             # "I'll say 50. ... Let me revise that to 65": a later value revised to, or two values
             revision, other = verdict.revised_later(found.masked, chosen, candidates, language, corrections)
             if other:

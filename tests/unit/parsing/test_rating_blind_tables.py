@@ -223,3 +223,14 @@ def test_every_outcome_has_a_confidence() -> None:
     assert RatingParser("en").parse("75").extra["confidence"] == "high"
     assert RatingParser("en").parse("It came to mind as 40, plus a bit: 55 - 40 = 15 more, so").extra[
         "confidence"] == "medium"  # unread, but not surely unreadable
+
+
+@pytest.mark.parametrize(("text", "value", "reason"), [
+    ("70. I thought about it for a while and 60 fits better", None, "several ratings"),  # leading, then another
+    ("70. Actually, maybe 60", 60.0, None),  # a correction marker: the revised value
+    ("85. The person is 16 and in a hurry, but would still help: 85.", 85.0, None),  # the same value again
+    ("I'd say 70. 100 would mean certain.", 70.0, None),  # the scale's end named after the rating
+])
+def test_a_committed_value_needs_no_later_rival(text: str, value: float | None, reason: str | None) -> None:
+    out = RatingParser("en").parse(text)
+    assert (out.value, out.reason) == (value, reason), out
