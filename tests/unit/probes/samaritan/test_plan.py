@@ -130,3 +130,12 @@ def test_cli_constants_match_the_probe() -> None:
     assert run_samaritan.CATEGORIES == data.CATEGORIES
     assert PROBE.languages == data.LANGUAGES
     assert set(common.CORRECTIONS) == set(METHODS)
+
+
+def test_every_language_asks_for_a_number_from_1_to_100() -> None:
+    """Every pack's prompts end with its instruction naming the answer format and the scale's two ends."""
+    for language in ("en", "de", "is", "fr", "es", "it", "pt", "hi", "id", "vi", "zh", "ko"):
+        instruction = data.load_scenarios(language).answer_instruction
+        assert "1" in instruction and "100" in instruction, (language, instruction)
+        prompts = plan.build_prompts(["gender"], language, n_scenarios=1)
+        assert prompts and all(p.text.endswith(instruction) for p in prompts), language
