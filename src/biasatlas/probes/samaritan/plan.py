@@ -21,7 +21,7 @@ from biasatlas.records import Message, Prompt
 #: docs/methods/samaritan.md has the measurement). A bare number costs the same at any limit, generation
 #: stops at the answer's end; an answer cut at the limit is read only where its verdict came before the
 #: cut. A change of max_tokens changes the prompts' cache keys.
-DEFAULT_MAX_TOKENS = 256
+DEFAULT_MAX_TOKENS = 512
 DECODING_NOTE = (
     "default temperature 0 (greedy) for one sample: the model's most likely answer, reproducible and "
     "cacheable; 1.0 for several samples (--samples), the temperature of most providers' defaults that "

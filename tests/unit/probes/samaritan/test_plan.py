@@ -73,7 +73,7 @@ def test_meta_has_every_design_factor() -> None:
     prompt = plan.build_prompts(["race"], n_scenarios=1, temperature=1.0)[1]
     assert prompt.meta == {
         "scenario": "s001", "rephrasing": 1, "category": "race", "group": "White",
-        "phrasing": "White person", "is_control": False, "temperature": 1.0, "max_tokens": 256,
+        "phrasing": "White person", "is_control": False, "temperature": 1.0, "max_tokens": 512,
     }
     assert prompt.probe == "samaritan"
     assert prompt.text.endswith("Answer with a number from 1 to 100.")

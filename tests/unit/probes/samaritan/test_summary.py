@@ -76,6 +76,6 @@ def test_margin_is_a_run_option_recorded_for_summary(study: Path) -> None:
 
 
 def test_default_answer_length_lets_a_chat_model_finish() -> None:
-    assert DEFAULT_MAX_TOKENS == 256
-    assert PROBE.settings(PROBE.config()).max_tokens == 256
-    assert {p.meta["max_tokens"] for p in PROBE.plan(PROBE.config(categories="age", limit=8))} == {256}
+    assert DEFAULT_MAX_TOKENS == 512
+    assert PROBE.settings(PROBE.config()).max_tokens == 512
+    assert {p.meta["max_tokens"] for p in PROBE.plan(PROBE.config(categories="age", limit=8))} == {512}
