@@ -8,6 +8,7 @@ another; "stop", "choice" (scored options) and missing values do not.
 from __future__ import annotations
 
 import inspect
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from biasatlas.records import Outcome
@@ -33,6 +34,11 @@ def parse_with_cut(parser: Any, text: str | None, cut: bool) -> Outcome:
 
 def takes_cut(function: Any) -> bool:
     """Whether ``function`` takes the ``cut`` keyword (the readers gain it one at a time)."""
+    return _takes_cut(getattr(function, "__func__", function))  # a bound method: its class's function
+
+
+@lru_cache(maxsize=32)
+def _takes_cut(function: Any) -> bool:
     try:
         return "cut" in inspect.signature(function).parameters
     except (TypeError, ValueError):
