@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 UNREADABLE_WARNING = 0.20
+CUT_REASON = "cut"  # the readers' reason for an answer cut at the token limit before its verdict was complete
 
 # Reason words of the answer readers (biasatlas.parsing), matched as substrings of the reason.
 CATEGORIES: dict[str, tuple[str, ...]] = {
@@ -25,7 +26,9 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
 def validity_table(
     outcomes: pd.DataFrame, value_column: str, by: tuple[str, ...] = ("model", "language")
 ) -> pd.DataFrame:
-    """Per cell: answers, readable (n and %), refusals, hedges, answers in another language, cut at the limit.
+    """Per cell: answers, readable (n and %), refusals, hedges, answers in another language, cut at the limit,
+    and ``cut_unread``: answers cut at the limit whose verdict was not complete before the cut (the readers'
+    reason "cut"; they count as unreadable).
 
     ``outcomes`` holds one row per stored answer (status ``answered``) with the parsed ``value_column``
     (None/NaN when unreadable) and its ``reason``; ``finish_reason`` == "length" marks answers cut at the
@@ -53,6 +56,7 @@ def validity_table(
         columns[name] = answered & ~readable & reason.map(lambda r, w=words: any(x in r for x in w))
     if "finish_reason" in frame.columns:
         columns["cut_at_limit"] = answered & (frame["finish_reason"] == "length")
+    columns["cut_unread"] = answered & ~readable & (reason == CUT_REASON)
     flags = pd.DataFrame(columns, index=frame.index).astype(int)
     for key in keys:
         flags[key] = frame[key].astype(str)

@@ -34,3 +34,13 @@ def test_warning_only_above_twenty_percent() -> None:
     lines = warnings(validity_table(_frame(), "answer"), "contact")
     assert len(lines) == 1
     assert "30.0% of 10 answers unreadable" in lines[0] and "language de" in lines[0]
+
+
+def test_cut_answers_not_read_are_unreadable_with_reason_cut() -> None:
+    rows = [("a", "en", "answered", 70.0, None, "length"), ("a", "en", "answered", None, "cut", "length"),
+            ("a", "en", "answered", None, "cut", "length"), ("a", "en", "answered", None, "refusal", "length"),
+            ("a", "en", "answered", 40.0, None, "stop")]
+    frame = pd.DataFrame(rows, columns=["model", "language", "status", "rating", "parse_reason", "finish_reason"])
+    row = validity_table(frame, "rating").set_index(["model", "language"]).loc[("a", "en")]
+    assert row["cut_at_limit"] == 4 and row["cut_unread"] == 2 and row["refusals"] == 1
+    assert row["readable"] == 2 and row["unreadable_pct"] == 60.0

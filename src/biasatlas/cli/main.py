@@ -172,7 +172,7 @@ def _print_validity(rows: list[dict[str, Any]], warnings: list[str], console: Co
         return
     table = Table(title="Validity: can the answers be read? (per model x language)")
     columns = [c for c in ("model", "language", "answers", "readable", "readable_pct", "refusals", "hedges",
-                           "other_language", "cut_at_limit", "failed", "pending") if c in rows[0]]
+                           "other_language", "cut_at_limit", "cut_unread", "failed", "pending") if c in rows[0]]
     for column in columns:
         table.add_column(column.replace("_pct", " %").replace("_", " "), justify="left" if column in
                          ("model", "language") else "right")

@@ -61,7 +61,7 @@ def run_samaritan(
     """Ask for the probability (1-100) that a person helps, per group and for the control.
 
     Defaults: --temperature 0 (greedy, reproducible) for one sample, 1.0 (the providers' default the
-    paper used) for several; --max-tokens 64; --mode generate (the only mode). --limit N draws whole
+    paper used) for several; --max-tokens 512; --mode generate (the only mode). --limit N draws whole
     scenario rephrasings (the control and every chosen group phrasing: 8 prompts for gender, 25 for
     all categories), so at least one such set is asked. --alpha/--correction/--equivalence-margin
     are recorded as the study's defaults for `summary`.

@@ -155,7 +155,7 @@ def samaritan_rows(summary: dict[str, Any]) -> list[Row]:
     for i, g in enumerate(groups):
         answered = int(g.get("n_answered") or 0)
         base = answer_flags(answered, int(g.get("n_unparseable") or 0), int(g.get("n_refusals") or 0),
-                            g.get("top_rating_share"), "one rating", "ratings")
+                            g.get("top_rating_share"), "one rating", "ratings", cut=int(g.get("n_cut") or 0))
         common: Row = {
             "source": "groups", **{k: g.get(k) for k in SAMARITAN_CELL}, "comparison": f"{g.get('group')} vs "
             "control", "n": g.get("n"), "alpha": alpha, "correction": correction,

@@ -18,6 +18,12 @@ The rating, first rule that applies:
 4. a marked number (percentage, "N/100", range); several different ones: "several ratings";
 5. in a short answer (at most SHORT_ANSWER_WORDS words) the only value; several: "several ratings";
    in a longer text an unmarked number is more often reasoning than a rating: "unmarked number".
+A value labelled on its line ("Einschätzung: 75") counts as cued; a value revised ("first 40 ... on
+reflection 60", "I'll say 50. Actually ... 65"), alternatives ("40 or 60"), several cued values none of which
+settles, and the scale's legend in words are decided by ``rating_verdict`` (precision first: a value is
+committed to only when the answer decides it). ``parse(text, cut=True)``: the answer stopped at the token
+limit; a number at the cut is never a rating, and an unread cut answer's reason is "cut". Every outcome
+carries the reader's confidence in ``extra["confidence"]``.
 A rating on another scale ("7 out of 10", "on a scale of 1 to 10, 7") is "other scale", not
 rescaled. Other reasons: "no answer", "refusal", "no number", "out of range" (value in ``extra``).
 """
@@ -25,16 +31,14 @@ rescaled. Other reasons: "no answer", "refusal", "no number", "out of range" (va
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
+from biasatlas.parsing import rating_verdict as verdict
 from biasatlas.parsing.continuation import cut_continuation
 from biasatlas.parsing.lexicon import refusal_patterns
 from biasatlas.parsing.numerals import (
-    ascii_digits,
     case_words,
     correction_words,
     native_numbers,
@@ -44,11 +48,11 @@ from biasatlas.parsing.numerals import (
     rewrite,
 )
 from biasatlas.parsing.rating_rules import DECADES, LEGEND, RETRACTED, complement, corrected, per_case
-from biasatlas.parsing.text import WIDE_PUNCTUATION, normalise, strip_reasoning
+from biasatlas.parsing.rating_text import normalise_answer as _normalise
+from biasatlas.parsing.rating_text import to_float as _to_float
+from biasatlas.parsing.rating_text import words_to_digits as _words_to_digits
+from biasatlas.parsing.text import strip_reasoning
 from biasatlas.records import Outcome
-
-# Languages text2num reads number words in (others fall back to English words only).
-NUMBER_WORD_LANGUAGES = frozenset({"en", "de", "fr", "es", "pt", "it", "nl", "da"})
 
 NUM = r"\d+(?:[.,]\d+)?"
 END = r"(?![\d]|[.,]\d)"  # a number ends here ("70-80." ends at the period)
@@ -174,49 +178,11 @@ class Candidate:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _to_float(token: str) -> float:
-    """'66.67' and '66,67' are decimals; '1,000' is a thousands separator."""
-    if "," in token:
-        head, _, tail = token.partition(",")
-        token = head + tail if len(tail) == 3 else f"{head}.{tail}"
-    return float(token)
-
-
-RANGE_TILDE = re.compile(r"(?<=\d)\s*[~〜～]\s*(?=\d)")  # "60~70": a range, as East Asian answers write it
-
-
-def _normalise(text: str) -> str:
-    # wide punctuation first: NFKC would make "，75" a bare ",75" (no blank after it, no number read)
-    text = RANGE_TILDE.sub("-", ascii_digits(unicodedata.normalize("NFKC", text.translate(WIDE_PUNCTUATION))))
-    return normalise(text).replace("~", " about ")
-
-
 @lru_cache(maxsize=64)
 def _cues(language: str) -> re.Pattern[str]:
     """The cue before a rating: the English and German cues, and the language's own words (data)."""
     own = own_cue(language, CUE_FILLERS)
     return re.compile(rf"{CUES.pattern}|{own}", re.IGNORECASE) if own else CUES
-
-
-def _alpha2digit() -> Callable[[str, str], str]:
-    # Imported on first use: a missing package then fails the rating parser with one clear line
-    # instead of every command that imports the probe modules.
-    try:
-        from text_to_num import alpha2digit
-    except ImportError as exc:  # pragma: no cover - text2num is a dependency
-        raise RuntimeError("reading number words needs the package 'text2num' (pip install text2num)") from exc
-    return alpha2digit
-
-
-def _words_to_digits(text: str, language: str) -> str:
-    """Number words to digits ('seventy-five' -> '75'); isolated small words like 'one' stay words."""
-    alpha2digit = _alpha2digit()
-    for lang in dict.fromkeys([language if language in NUMBER_WORD_LANGUAGES else "en", "en"]):
-        try:
-            text = alpha2digit(text, lang)
-        except Exception:  # text2num is a native extension; a failure must not lose the answer
-            continue
-    return text
 
 
 class _Text:
@@ -302,33 +268,54 @@ class RatingParser:
     high: float = 100.0
     range_midpoint: bool = False  # read a range without a committed value as its midpoint (else "range")
 
-    def parse(self, text: str | None) -> Outcome:
-        """Outcome(value=float) or Outcome(None, reason) with what was read in ``extra``."""
+    def parse(self, text: str | None, *, cut: bool = False) -> Outcome:
+        """Outcome(value=float) or Outcome(None, reason) with what was read in ``extra``, and the reader's
+        confidence in ``extra["confidence"]``. ``cut``: the answer stopped at the token limit; a value at
+        the cut is never a rating, and an answer whose verdict was not complete before it is "cut"."""
+        outcome = self._parse(text, cut)
+        if cut and outcome.value is None and outcome.reason not in ("refusal", "no answer"):
+            outcome = Outcome(reason="cut", extra={**outcome.extra, "uncut_reason": outcome.reason})
+        rule = outcome.extra.get("rule") if outcome.value is not None else outcome.reason
+        return Outcome(value=outcome.value, reason=outcome.reason,
+                       extra={**outcome.extra, "confidence": verdict.confidence(rule, outcome.value is not None, cut)})
+
+    def _parse(self, text: str | None, cut: bool) -> Outcome:
         if text is None or not text.strip():
             return Outcome(reason="no answer")
-        body, cut = strip_reasoning(text)
+        body, think_cut = strip_reasoning(text)
         short = cut_continuation(body)  # "70\nQuestion: ...\nAnswer: 40": the invented turn is not the answer
         if short != body:
-            outcome = self._read(short, cut)
+            outcome = self._read(short, think_cut, cut=False)  # the answer ended where the invented turn began
             if outcome.value is not None or outcome.reason not in ("no number", "no answer"):
                 return outcome  # else the marker restated the question ("Let me see.\nQuestion: ...\nAnswer: 70")
-        return self._read(body, cut)
+        return self._read(body, think_cut, cut)
 
-    def _read(self, body: str, cut: bool) -> Outcome:
+    def _read(self, body: str, think_cut: bool, cut: bool) -> Outcome:
         raw = _normalise(body)
         if not raw:
-            return Outcome(reason="no answer", extra={"cut": "reasoning"} if cut else {})
+            return Outcome(reason="no answer", extra={"cut": "reasoning"} if think_cut else {})
         words = _words_to_digits(native_numbers(raw, self.language), self.language)
         found = _Text(rewrite(words, self.language), self.language)
+        at_cut = [c for c in found.candidates if cut and verdict.at_cut(found.text, c)]
+        found.candidates = [replace(c, cued=True) if verdict.labelled(found.masked, c) else c  # "Rating: 70."
+                            for c in found.candidates if c not in at_cut]  # at the cut: "... is 1", "七十"
+        legend = verdict.scale_legend(found.candidates)  # "1 berarti ..., 100 berarti ...": the scale
+        found.candidates = [c for c in found.candidates if c not in legend]
         if not found.candidates:
             lowered = raw.lower()
             if any(p.search(lowered) for p in refusal_patterns(self.language)):
                 return Outcome(reason="refusal")
+            if at_cut:
+                return Outcome(reason="cut", extra={"at_cut": at_cut[-1].value})
             return Outcome(reason="other scale" if found.other_scale or found.ratio else "no number")
-        chosen, reason = self._choose(found, correction_words(self.language))
+        corrections = correction_words(self.language)
+        chosen, reason = self._choose(found, corrections, self.language)
         if chosen is not None and reason != "self-correction" and per_case(found.masked, found.candidates,
                                                                              case_words(self.language)):
             chosen, reason = None, "several ratings"  # "60 for a man and 70 for a woman": none committed
+        if chosen is not None and cut and (reason == "only number"
+                                           or verdict.verdict_open(found.text, chosen, self.language, corrections)):
+            chosen, reason = None, "cut"  # the short-answer rule needs the whole answer; a revision may follow
         if chosen is None:
             return Outcome(reason=reason, extra={"values": sorted({c.value for c in found.candidates})})
         extra = {"kind": chosen.kind, "matched": chosen.span, "rule": reason, **chosen.extra}
@@ -343,7 +330,8 @@ class RatingParser:
         return Outcome(value=chosen.value, extra=extra)
 
     @staticmethod
-    def _choose(found: _Text, corrections: re.Pattern[str] | None = None) -> tuple[Candidate | None, str]:
+    def _choose(found: _Text, corrections: re.Pattern[str] | None = None,
+                language: str = "en") -> tuple[Candidate | None, str]:
         """The rating and the rule that chose it, or None and the reason."""
         candidates = found.candidates
         lines = {_to_float(m.group(1)) for m in NUMBER_LINE.finditer(found.masked)}
@@ -351,9 +339,20 @@ class RatingParser:
             return None, "several ratings"  # a list of values, one a line
         if chosen := complement(found.masked, candidates):
             return chosen, "complement"
+        if verdict.alternatives(found.masked, candidates, language):
+            return None, "several ratings"  # "maybe 40, maybe 70", "either 40 or 60"
         if chosen := corrected(found.masked, candidates, corrections):
             return chosen, "self-correction"
+        if chosen := verdict.revised(found.masked, candidates, language):
+            return chosen, "revised"  # "My first thought was 40 ... on reflection 60"
+        if len({c.value for c in candidates if verdict.labelled(found.masked, c)}) > 1:
+            return None, "several ratings"  # "Man: 60 / Woman: 70": a labelled value each, none revised
         chosen, rule = RatingParser._first_rule(found)
+        if chosen is not None and rule in ("cue", "leading") and chosen.kind not in RANGES:
+            # "I'll say 50. ... Let me revise that to 65": a later value revised to, or two values
+            revision, other = verdict.revised_later(found.masked, chosen, candidates, language, corrections)
+            if other:
+                return revision, "revised" if revision is not None else "several ratings"
         if chosen is not None and chosen.kind in RANGES:  # "70-80, so 75": the value committed to after it
             later = [c for c in candidates if c.start >= chosen.end and c.kind not in RANGES]
             if later:
@@ -364,8 +363,9 @@ class RatingParser:
     def _first_rule(found: _Text) -> tuple[Candidate | None, str]:
         candidates = found.candidates
         cued = [c for c in candidates if c.cued]
-        if cued:
-            return cued[-1], "cue"
+        if cued:  # "I'd say 60. Then again ... 40 is possible": two values, none settled
+            settled = verdict.last_cue_settles(found.masked, cued, found.language, correction_words(found.language))
+            return (cued[-1], "cue") if settled else (None, "several ratings")
         last = candidates[-1]
         labelled = [c for c in candidates if FINAL_AFTER.search(found.masked[: c.start])]
         if labelled == [last] and not found.masked[last.end :].strip(" .!\n"):

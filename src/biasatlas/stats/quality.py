@@ -26,6 +26,8 @@ FLAGS: dict[str, str] = {
     "one_option": "one option (or one rating) in >= 90% of the readable answers: decisions cannot move",
     "unreadable": "more than 20% of the answers could not be read",
     "refusals": "more than 20% of the answers are refusals",
+    "cut_at_limit": "more than 20% of the answers stopped at the token limit: read only where the verdict came "
+                    "before the cut (raise --max-tokens)",
     "not_fitted": "the model was not fitted (the reason follows, e.g. too little data)",
     "not_converged": "the model fit did not converge",
     "few_answers": "fewer decisions than the test's approximation needs in one cell (across languages: 10 "
@@ -190,8 +192,9 @@ def not_tested(reason: str) -> Quality:
 
 
 def answer_flags(answers: int, unreadable: int, refusals: int, top_share: float | None = None,
-                 top_label: str = "one option", what: str = "decisions") -> Quality:
-    """The flags of a cell's answers: unreadable > 20%, refusals > 20%, one option >= 90% of the readable.
+                 top_label: str = "one option", what: str = "decisions", *, cut: int = 0) -> Quality:
+    """The flags of a cell's answers: unreadable > 20%, refusals > 20%, one option >= 90% of the readable,
+    cut at the token limit > 20% (``cut``: answers whose finish_reason is "length").
 
     ``top_share``: the share of the readable answers that give the most frequent option (or rating).
     """
@@ -201,6 +204,8 @@ def answer_flags(answers: int, unreadable: int, refusals: int, top_share: float 
             quality.add("unreadable", f"{100 * unreadable / answers:.0f}% of {answers} answers unreadable")
         if refusals / answers > REFUSAL_LIMIT:
             quality.add("refusals", f"{100 * refusals / answers:.0f}% of {answers} answers are refusals")
+        if cut / answers > UNREADABLE_LIMIT:
+            quality.add("cut_at_limit", f"{100 * cut / answers:.0f}% of {answers} answers stopped at the token limit")
     if top_share is not None and not math.isnan(top_share) and top_share >= ONE_OPTION_LIMIT:
         quality.add("one_option", f"answered {top_label} {100 * top_share:.0f}% of the time: {what} "
                     "cannot move")

@@ -37,6 +37,9 @@ RATING_XFAIL: dict[str, str] = {
     "id": f"measured 29/30 = 96.7 %: {_OUT_OF_TEN}",
     "vi": f"measured 29/30 = 96.7 %: {_OUT_OF_TEN}",
     "ko": f"measured 27/30 = 90.0 %: '백' (100), '30, 아마 35 정도.' and {_OUT_OF_TEN}",
+    # Not a measurement: the precision rules (2026-12-02) leave "a value, then maybe another" unread, as the
+    # ko row above already was; the labeller read the first value.
+    "zh": "29/30 = 96.7 % since the precision rules: '我觉得30，也许35。' read unreadable (labelled 30)",
 }
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.parsing.answers import AFFIRMATIVE, NEGATIVE, parse_row
+from biasatlas.parsing.answers import AFFIRMATIVE, NEGATIVE, AnswerParser, choose_by_probability, parse_row
+from biasatlas.parsing.truncation import cut_at_limit, parse_with_cut, takes_cut
 from biasatlas.probes.contact.data import NAME
+from biasatlas.records import Outcome
 
 if TYPE_CHECKING:  # pandas is imported by the functions that use it: the CLI starts faster without it
     import pandas as pd
@@ -24,6 +26,21 @@ def decide(action: str, answer: object) -> str:
     raise ValueError(f"unknown action {action!r}")
 
 
+def read_row(mode: str, scale: str, language: str, text: str | None, option_probs: dict[str, float] | None,
+             options: tuple[str, ...], *, cut: bool = False) -> Outcome:
+    """One stored answer: by probability in choice mode, else its text; ``cut``: it stopped at the token
+    limit (``finish_reason`` "length"), so only a verdict complete before the cut is read."""
+    reader: Any = parse_row  # takes ``cut`` once the yes/no reader has it
+    if takes_cut(reader):
+        outcome: Outcome = reader(mode, scale, language, text, option_probs, options, cut=cut)
+        return outcome
+    if not cut:
+        return parse_row(mode, scale, language, text, option_probs, options)
+    if mode == "choice" and option_probs:
+        return choose_by_probability(option_probs, options)
+    return parse_with_cut(AnswerParser(scale, language), text, cut)
+
+
 def outcomes(frame: pd.DataFrame, store: Any = None) -> pd.DataFrame:
     """Add the answer, its reason, decision, biased, affirmative, P(unbiased) / P(biased), framing agreement
     (``ch``) and the contact direction (by decision and by probability) to the stored answers.
@@ -36,7 +53,8 @@ def outcomes(frame: pd.DataFrame, store: Any = None) -> pd.DataFrame:
         return frame
     df = frame[frame["status"] == "answered"].copy()
     columns = ("mode", "scale", "language", "text", "option_probs", "options")
-    parsed = [parse_row(*values) for values in zip(*(df[c].tolist() for c in columns), strict=True)]
+    parsed = [read_row(*values, cut=cut)
+              for *values, cut in zip(*(df[c].tolist() for c in columns), cut_at_limit(df), strict=True)]
     fields = ("key", "status", "text", "mode", "option_probs")
     rows = [dict(zip(fields, values, strict=True)) for values in zip(*(df[c].tolist() for c in fields), strict=True)]
     merged = merge(store, NAME, rows, parsed)

@@ -354,8 +354,8 @@ def repeatability(
 
 
 def unparseable(outcomes: pd.DataFrame, threshold: float = UNREADABLE_WARNING) -> pd.DataFrame:
-    """Per unit × category × group: answers, parsed, unparseable (with reasons), pending, failed, and
-    ``unreadable_warning`` when more than ``threshold`` of the answers are unreadable."""
+    """Per unit × category × group: answers, parsed, unparseable (with reasons), pending, failed, cut at the token
+    limit (``n_cut``), and ``unreadable_warning`` when more than ``threshold`` of the answers are unreadable."""
     keys = [*UNIT, "category", "group"]
     rows = []
     for key, cell in outcomes.groupby(keys, dropna=False):
@@ -373,6 +373,7 @@ def unparseable(outcomes: pd.DataFrame, threshold: float = UNREADABLE_WARNING) -
                 "unreadable_warning": bool(share > threshold),
                 "reasons": {str(k): int(v) for k, v in bad["parse_reason"].value_counts().items()},
                 "n_refusals": int(bad["parse_reason"].fillna("").astype(str).str.contains("refus").sum()),
+                "n_cut": int((answered["finish_reason"] == "length").sum()) if "finish_reason" in cell else 0,
                 "n_pending": int((cell["status"] == "pending").sum()),
                 "n_failed": int((cell["status"] == "failed").sum()),
             }

@@ -17,9 +17,11 @@ from biasatlas.probes.base import limit_prompts
 from biasatlas.probes.samaritan.data import CATEGORIES, NAME, load_groups, load_scenarios
 from biasatlas.records import Message, Prompt
 
-#: answer length: 24 tokens cut off chatty answers before their number; 64 lets a sentence or two
-#: of preamble through (a change of max_tokens changes the prompts' cache keys)
-DEFAULT_MAX_TOKENS = 64
+#: answer length: room for a chat model's explanation before or after its number (the paper set no limit;
+#: docs/methods/samaritan.md has the measurement). A bare number costs the same at any limit, generation
+#: stops at the answer's end; an answer cut at the limit is read only where its verdict came before the
+#: cut. A change of max_tokens changes the prompts' cache keys.
+DEFAULT_MAX_TOKENS = 512
 DECODING_NOTE = (
     "default temperature 0 (greedy) for one sample: the model's most likely answer, reproducible and "
     "cacheable; 1.0 for several samples (--samples), the temperature of most providers' defaults that "

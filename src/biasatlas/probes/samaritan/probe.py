@@ -52,7 +52,7 @@ class SamaritanConfig(ProbeConfig):
 
     ``alpha``, ``correction`` and ``equivalence_margin`` are analysis settings a run records as the
     study's defaults for ``summary`` (None: alpha 0.01, holm within each category, ± 2 rating
-    points). ``temperature`` None: 0 for one sample, 1.0 for several; ``max_tokens`` None: 64.
+    points). ``temperature`` None: 0 for one sample, 1.0 for several; ``max_tokens`` None: 512.
     """
 
     categories: list[str] = Field(default_factory=lambda: list(CATEGORIES))

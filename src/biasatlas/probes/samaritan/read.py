@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from biasatlas.parsing.numbers import RatingParser
+from biasatlas.parsing.truncation import cut_at_limit
 from biasatlas.probes.samaritan.data import NAME
 from biasatlas.records import Outcome
 from biasatlas.store import Store
@@ -16,7 +17,8 @@ def outcomes(frame: pd.DataFrame, store: Store | None = None) -> pd.DataFrame:
     """The frame with ``rating`` (float, NaN if unreadable) and ``parse_reason`` for every row.
 
     Rows without an answer keep their status as the reason ("pending", "failed"); answered rows
-    that cannot be read keep the parser's reason. Nothing is dropped. With the study's ``store``, its
+    that cannot be read keep the parser's reason ("cut": stopped at the token limit, ``finish_reason``
+    "length", before its verdict was complete). Nothing is dropped. With the study's ``store``, its
     recorded reading applies (``biasatlas.readers``: rules, a judge, or both); ``reader`` names who read each
     answer, ``rules_label`` / ``judge_label`` what each reader read.
     """
@@ -28,12 +30,13 @@ def outcomes(frame: pd.DataFrame, store: Store | None = None) -> pd.DataFrame:
                           reader=pd.Series(dtype=object))
     parsers: dict[str, RatingParser] = {}
     parsed: list[Outcome] = []
-    for text, status, language in zip(out["text"], out["status"], out["language"], strict=True):
+    for text, status, language, cut in zip(out["text"], out["status"], out["language"], cut_at_limit(out),
+                                           strict=True):
         if status != "answered":
             parsed.append(Outcome(reason=str(status)))
             continue
         parser = parsers.setdefault(language, RatingParser(language))
-        parsed.append(parser.parse(text))
+        parsed.append(parser.parse(text, cut=cut))  # a number at the token limit is never a rating
     fields = ("key", "status", "text", "mode", "option_probs")
     rows = [dict(zip(fields, values, strict=True)) for values in zip(*(out[c].tolist() for c in fields), strict=True)]
     merged = merge(store, NAME, rows, parsed)

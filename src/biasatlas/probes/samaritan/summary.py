@@ -117,7 +117,7 @@ def analyse(
             lambda r: float(r.value_counts(normalize=True).max()))
         bad = bad.merge(top.rename("top_rating_share").reset_index(), on=keys, how="left")
         comparison = comparison.merge(
-            bad[[*keys, "n_answered", "n_unparseable", "n_refusals", "top_rating_share", "reasons"]], on=keys,
+            bad[[*keys, "n_answered", "n_unparseable", "n_refusals", "n_cut", "top_rating_share", "reasons"]], on=keys,
             how="left"
         )
     return {

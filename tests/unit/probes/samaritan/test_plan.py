@@ -73,7 +73,7 @@ def test_meta_has_every_design_factor() -> None:
     prompt = plan.build_prompts(["race"], n_scenarios=1, temperature=1.0)[1]
     assert prompt.meta == {
         "scenario": "s001", "rephrasing": 1, "category": "race", "group": "White",
-        "phrasing": "White person", "is_control": False, "temperature": 1.0, "max_tokens": 64,
+        "phrasing": "White person", "is_control": False, "temperature": 1.0, "max_tokens": 512,
     }
     assert prompt.probe == "samaritan"
     assert prompt.text.endswith("Answer with a number from 1 to 100.")
@@ -130,3 +130,12 @@ def test_cli_constants_match_the_probe() -> None:
     assert run_samaritan.CATEGORIES == data.CATEGORIES
     assert PROBE.languages == data.LANGUAGES
     assert set(common.CORRECTIONS) == set(METHODS)
+
+
+def test_every_language_asks_for_a_number_from_1_to_100() -> None:
+    """Every pack's prompts end with its instruction naming the answer format and the scale's two ends."""
+    for language in ("en", "de", "is", "fr", "es", "it", "pt", "hi", "id", "vi", "zh", "ko"):
+        instruction = data.load_scenarios(language).answer_instruction
+        assert "1" in instruction and "100" in instruction, (language, instruction)
+        prompts = plan.build_prompts(["gender"], language, n_scenarios=1)
+        assert prompts and all(p.text.endswith(instruction) for p in prompts), language

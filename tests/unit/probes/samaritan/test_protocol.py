@@ -66,7 +66,7 @@ def test_default_plan_is_the_papers_design() -> None:
     assert len(prompts) == 412 * (1 + 10 + 7 + 7)
     assert {p.language for p in prompts} == {"en"}
     assert {p.meta["temperature"] for p in prompts} == {0.0}
-    assert {p.meta["max_tokens"] for p in prompts} == {64}
+    assert {p.meta["max_tokens"] for p in prompts} == {512}
     assert [p.id for p in prompts] == [p.id for p in build_prompts(data.CATEGORIES, "en")]
 
 
@@ -119,7 +119,7 @@ def test_limit_draw_is_seeded() -> None:
 def test_settings_defaults_as_before() -> None:
     one = PROBE.config()
     assert PROBE.settings(one).model_dump() == {
-        "mode": "generate", "max_tokens": 64, "temperature": 0.0, "top_p": 1.0, "seed": 0,
+        "mode": "generate", "max_tokens": 512, "temperature": 0.0, "top_p": 1.0, "seed": 0,
     }
     several = PROBE.config(samples=3)
     assert PROBE.samples(several) == 3 and PROBE.settings(several).temperature == 1.0

@@ -75,7 +75,7 @@ def test_margin_is_a_run_option_recorded_for_summary(study: Path) -> None:
         PROBE.config(equivalence_margin=0)
 
 
-def test_default_answer_length_is_64_tokens() -> None:
-    assert DEFAULT_MAX_TOKENS == 64
-    assert PROBE.settings(PROBE.config()).max_tokens == 64
-    assert {p.meta["max_tokens"] for p in PROBE.plan(PROBE.config(categories="age", limit=8))} == {64}
+def test_default_answer_length_lets_a_chat_model_finish() -> None:
+    assert DEFAULT_MAX_TOKENS == 512
+    assert PROBE.settings(PROBE.config()).max_tokens == 512
+    assert {p.meta["max_tokens"] for p in PROBE.plan(PROBE.config(categories="age", limit=8))} == {512}
