@@ -4,7 +4,6 @@ and ``judge_model``, and of the Python API's ``run(..., reader=, judge_model=)``
 from __future__ import annotations
 
 import sys
-
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
