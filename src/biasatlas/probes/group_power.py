@@ -37,6 +37,8 @@ CONTACT_ASSUMPTIONS = (
     "n per group counts its distinct no-contact questions (= its prompt sets in en, de, is); pooled over the "
     "three framings the test has at least this power",
 )
+#: languages whose prompt sets each have their own no-contact question (the MMHB packs share them)
+OWN_TEMPLATES = ("en", "de", "is")
 #: groups named where an axis's groups have unequal sets (the fewest first)
 FEWEST_SHOWN = 5
 
@@ -75,7 +77,7 @@ def contact_group_plan(prompts: Sequence[Prompt], alpha: float = CONTACT_ALPHA,
         row: dict[str, Any] = {"language": language, "axis": axis, "groups": k,
                                "prompt_sets_per_group": _span(list(n_sets.values()), "d")}
         if k < 2:
-            row["line"] = f"{language} {axis}: 1 group ({next(iter(by_group))}), no other group to compare with"
+            row["line"] = f"{language} {axis}: 1 group, no other group to compare with"
             axes.append(row)
             continue
         mdes = {g: _mde(n, k, alpha, power) for g, n in n_questions.items()}
@@ -90,7 +92,8 @@ def contact_group_plan(prompts: Sequence[Prompt], alpha: float = CONTACT_ALPHA,
         row["line"] = (f"{language} {axis}: {k} groups, {row['prompt_sets_per_group']} prompt sets each; "
                        f"one group vs the other {k - 1}: {what}")
         if "fewest" in row:
-            row["line"] += "; fewest: " + ", ".join(f"{g} {n}" for g, n in row["fewest"].items())
+            row["line"] += "; fewest: " + ", ".join(f"{g} {n}" for g, n in row["fewest"].items()) + (
+                " (--balance-groups draws the same sets for every group)" if len(set(n_sets.values())) > 1 else "")
         axes.append(row)
     return {"test": CONTACT_TEST, "alpha": alpha, "power": power, "assumptions": list(CONTACT_ASSUMPTIONS),
             "axes": axes}
@@ -169,7 +172,11 @@ def disparity_plan(probe: str, disparity: float, cells: Sequence[tuple[str, str,
                 row["needed"] = disparity_units(disparity / 100, k, base_rate=base_rate, alpha=alpha, power=power)
                 row["limit"] = 3 * row["needed"] * k  # --limit counts prompts: 3 a set, every group of the axis
                 most = QUESTIONS.get(language) or design_questions(language)
-                if row["needed"] > most:
+                if language not in OWN_TEMPLATES:
+                    row["note"] = ("an MMHB pack: the sets of up to six principles share one no-contact "
+                                   "question and n counts questions, so these sets may hold fewer; check "
+                                   "`--plan-only`'s MDE line")
+                elif row["needed"] > most:
                     row["note"] = (f"more than the {most} questions a group has in the {language} design (every "
                                    "scale and action): not reachable by --limit; repeat the study with other "
                                    "seeds or models, or plan a larger disparity")

@@ -11,7 +11,7 @@ from biasatlas.probes.power import power_plan
 
 
 def test_group_lines_are_said_once_for_every_model() -> None:
-    prompts = build_prompts(ContactConfig(languages=["de"], axes=["religion"], limit=3 * 7 * 10))
+    prompts = build_prompts(ContactConfig(languages=["de"], axes=["religion"], limit=3 * 7 * 10, balance_groups=True))
     plan = power_plan("contact", prompts, mode="generate")
     assert plan is not None
     rows = [SimpleNamespace(model=m, probe="contact", language="de", power=plan) for m in ("fake:a", "fake:b")]

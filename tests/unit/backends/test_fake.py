@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +148,24 @@ def test_the_plant_is_part_of_the_id_and_the_audit_knows_it() -> None:
 ])
 def test_group_names_match_up_to_case_punctuation_and_plural(given: str, named: str, same: bool) -> None:
     assert same_group(given, named) is same
+
+
+def test_a_dry_run_with_a_planted_fake_shows_the_disparity_and_only_it(tmp_path: Path) -> None:
+    import numpy as np
+    from statsmodels.stats.multitest import multipletests
+
+    from biasatlas.probes.contact.probe import PROBE
+    from biasatlas.runner import run_plan
+    from biasatlas.stats.group_power import cmh_group_vs_rest
+    from biasatlas.store import Store
+
+    prompts = PROBE.plan(PROBE.config(languages=["en"], axes=["religion"], limit=3 * 39 * 20, balance_groups=True))
+    with Store(tmp_path) as store:
+        run_plan(prompts, make_backend("fake:biased=Muslim"), store, SETTINGS, progress=False)
+        out = PROBE.outcomes(store)
+    none = out[out["contact"] == "none"]
+    table = none.pivot_table(index=["scale", "scenario", "principle", "action"], columns="group", values="biased")
+    p = cmh_group_vs_rest(table.to_numpy())
+    flagged = {g for g, r in zip(table.columns, multipletests(p, method="holm")[0], strict=True) if r}
+    assert flagged == {"Muslim"}
+    assert np.nanmean(table["Muslim"]) == 1.0
