@@ -189,4 +189,21 @@ def power_notes(rows: Sequence[CellPlan]) -> list[str]:
                          f"MDE {c['mde_text']}")
     for probe, texts in assumptions.items():
         lines.extend(f"power assumptions ({probe}): {text}" for text in texts)
+    lines.extend(_group_notes(rows))
+    return lines
+
+
+def _group_notes(rows: Sequence[CellPlan]) -> list[str]:
+    """One line per probe × language × axis (group vs rest), the same for every model: said once."""
+    lines: list[str] = []
+    tests: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        groups = (r.power or {}).get("groups")
+        if not groups:
+            continue
+        tests.setdefault(r.probe, groups)
+        lines.extend(f"group power: {r.probe} / {axis['line']}" for axis in groups["axes"])
+    lines = list(dict.fromkeys(lines))
+    for probe, groups in tests.items():
+        lines.append(f"group power assumptions ({probe}): {groups['test']}; " + "; ".join(groups["assumptions"]))
     return lines

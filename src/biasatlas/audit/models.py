@@ -150,7 +150,9 @@ def model_info(options: BackendOptions, *, tokens: bool = True) -> ModelInfo:
     if kind in ("masked", "span"):
         info.id_note = "masked and span-filling models are named once loaded"
     elif kind == "fake":
-        info.backend_id = f"fake:{spec.partition(':')[2] or 'default'}"
+        from biasatlas.backends.fake import spec_id
+
+        info.backend_id = spec_id(spec.partition(":")[2])  # a malformed plant is the run's BackendError
     elif kind == "openai":
         info.backend_id = _http_id(options)  # first: the run's own checks and messages (key, URL, settings)
         if options.http:

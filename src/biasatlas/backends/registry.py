@@ -17,7 +17,8 @@ BACKENDS: dict[str, str] = {
     "openai": "any OpenAI-compatible server: 'openai:MODEL' with --base-url (OpenAI, vLLM, Ollama, "
     "llama.cpp server, TGI, LM Studio, OpenRouter)",
     "masked": "masked LMs ('masked:PATH') and span-filling models ('span:PATH'), leakage probe only",
-    "fake": "deterministic scripted answers, for tests only: 'fake:NAME'",
+    "fake": "deterministic seeded answers, for tests and dry runs: 'fake:NAME' (seeded by its name), "
+    "'fake:NAME?biased=GROUP[,GROUP...][&rate=R][&gap=POINTS]' or 'fake:biased=GROUP' plants a group disparity",
 }
 
 
@@ -67,9 +68,10 @@ def make_backend(spec: str, **options: Any) -> Backend:
         http_opts = {k: v for k, v in options.items() if k in OpenAIOptions.model_fields and v is not None}
         return OpenAIBackend(rest, OpenAIOptions(**http_opts))
     if kind == "fake":
-        from biasatlas.backends.fake import FakeBackend
+        from biasatlas.backends.fake import FakeBackend, parse_spec
 
-        return FakeBackend(name=rest or "default")
+        name, plant = parse_spec(rest)
+        return FakeBackend(name=name, plant=plant)
     raise BackendError(
         f"unknown model spec {spec!r}; valid: {', '.join(ALIASES)}, "
         + ", ".join(f"{k}:..." for k in BACKENDS)

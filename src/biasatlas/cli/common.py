@@ -164,9 +164,10 @@ def show_warning(message: Warning | str, category: type[Warning], filename: str,
                  file: TextIO | None = None, line: str | None = None) -> None:
     """biasatlas's own warnings (a fleet's server down at setup, an import row) as one line on stderr
     ("warning: ..."); other warnings as Python shows them."""
+    from biasatlas.probes.contact.balance import GroupBalanceWarning
     from biasatlas.probes.contact.grammar import ContactImportWarning
 
-    if issubclass(category, BackendWarning | ContactImportWarning):
+    if issubclass(category, BackendWarning | ContactImportWarning | GroupBalanceWarning):
         sys.stderr.write(f"warning: {message}\n")
     else:
         sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))

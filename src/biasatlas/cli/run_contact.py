@@ -47,6 +47,11 @@ def run_contact(
         str | None,
         typer.Option("--import-suffix", help="Answer instruction of imports: paper (default) or biasatlas."),
     ] = None,
+    balance_groups: Annotated[
+        bool,
+        typer.Option("--balance-groups", help="--limit draws the same prompt sets, on the same questions, for "
+                                              "every group of the selected axes (for the group-vs-rest test)."),
+    ] = False,
 ) -> None:
     """Ask yes/no-style contact questions under no / positive / negative contact framing.
 
@@ -73,5 +78,6 @@ def run_contact(
             templates=templates,
             descriptors=descriptors,
             import_format=fmt,
+            **({"balance_groups": True} if balance_groups else {}),
             **imports,
         )

@@ -119,7 +119,13 @@ def _contact_plan(prompts: Sequence[Prompt], mode: str, alpha: float, power: flo
     if mode == "choice":
         assumptions.append("log-odds: the MDE is in d_z (standard deviations of the per-set changes in log-odds), "
                            "there being no published sd; a pilot's sd turns it into log-odds")
-    return {"power": power, "alpha": alpha, "assumptions": assumptions, "cells": cells}
+    plan: dict[str, Any] = {"power": power, "alpha": alpha, "assumptions": assumptions, "cells": cells}
+    from biasatlas.probes.group_power import contact_group_plan
+
+    groups = contact_group_plan(prompts, alpha, power)  # one group vs the rest of its axis, per axis
+    if groups is not None:
+        plan["groups"] = groups
+    return plan
 
 
 def samaritan_cell_row(cell: dict[str, Any], n: int, alpha: float, power: float, *,
@@ -218,6 +224,11 @@ def samaritan_pilot(outcomes: pd.DataFrame) -> list[dict[str, Any]]:
 # ---- units needed for an effect, from a pilot -------------------------------------------------------
 MEASURES = {"contact": ("decision", "probability"), "samaritan": ("rating",)}
 UNIT_NAMES = {"contact": "prompt sets", "samaritan": "scenarios"}
+#: the sizes of effect `biasatlas power --effect` plans for: below them the answer passes any study's size
+#: (stats.power.MAX_UNITS), above them the scale has no such effect
+EFFECT_BOUNDS = {"decision": (0.001, 1.0, "a difference of proportions: 0.001 = 0.1 percentage points"),
+                 "probability": (0.001, 20.0, "log-odds of P(biased)"),
+                 "rating": (0.01, 99.0, "rating points on the 1-100 scale")}
 #: below this many pilot pairs the estimate of ψ or sd is called rough
 SMALL_PILOT = 20
 
@@ -243,6 +254,10 @@ def pilot_plan(probe: str, outcomes: pd.DataFrame, effect: float, *, measure: st
     if measure == "decision" and abs(effect) > 1:
         raise PowerError(f"--effect {effect:g}: a change in decisions is a difference of proportions between -1 "
                          "and 1 (0.10 = 10 percentage points)")
+    lo, hi, scale = EFFECT_BOUNDS[measure]
+    if not lo <= abs(effect) <= hi:  # beyond them no plan is asked for, or none can be made (docs/power.md)
+        raise PowerError(f"--effect {effect:g}: a {measure} effect must lie between {lo:g} and {hi:g} in size "
+                         f"({scale})")
     alpha = (CONTACT_ALPHA if probe == "contact" else SAMARITAN_ALPHA) if alpha is None else alpha
     if probe == "contact":
         pilot = contact_pilot(outcomes)

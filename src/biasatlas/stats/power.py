@@ -27,6 +27,9 @@ from typing import Any
 DESIGNS = ("mcnemar", "paired_t")
 #: float slack when comparing an effect with the discordance it cannot exceed
 TINY = 1e-12
+#: the most units a plan answers with: beyond it the effect is too small to plan for (and the exact search
+#: would grow with 1 / effect²: an effect of 1e-9 asked for 72 GiB)
+MAX_UNITS = 1_000_000
 
 
 class PowerError(ValueError):
@@ -58,10 +61,16 @@ class MDE:
 def _check(design: str, alpha: float, power: float) -> None:
     if design not in DESIGNS:
         raise PowerError(f"unknown design {design!r}; valid: {', '.join(DESIGNS)}")
-    if not 0 < alpha < 1:
+    if not 0 < alpha < 1:  # NaN fails every comparison: refused here too
         raise PowerError(f"alpha must lie between 0 and 1 (got {alpha})")
     if not 0 < power < 1:
         raise PowerError(f"power must lie between 0 and 1 (got {power})")
+
+
+def _too_many(approximate: float, unit: str) -> None:
+    """Refuse, before any exact search, a question whose approximate answer exceeds MAX_UNITS."""
+    if not approximate <= MAX_UNITS:  # NaN and inf included
+        raise PowerError(f"more than {MAX_UNITS:,} {unit} needed: the effect is too small to plan for")
 
 
 def _check_rate(discordant_rate: float) -> None:
@@ -127,12 +136,17 @@ def _mcnemar_mde(n: int, alpha: float, power: float, discordant_rate: float) -> 
 
 def _mcnemar_pairs(effect: float, alpha: float, power: float, discordant_rate: float) -> int:
     """The fewest pairs whose exact power reaches ``power``: bisection from Connor's approximation."""
-    guess = max(2, math.ceil(connor_pairs(effect, discordant_rate, alpha, power)))
+    import numpy as np
+
+    with np.errstate(all="ignore"):  # an effect whose square underflows: an infinite answer, refused
+        approximate = connor_pairs(effect, discordant_rate, alpha, power)
+    _too_many(approximate, "pairs")
+    guess = max(2, math.ceil(approximate))
     hi = guess
     while mcnemar_power(hi, effect, discordant_rate, alpha) < power:
         hi *= 2
-        if hi > 10_000_000:
-            raise PowerError("more than 10 million pairs needed: the effect is too small to plan for")
+        if hi > 2 * MAX_UNITS:
+            raise PowerError(f"more than {MAX_UNITS:,} pairs needed: the effect is too small to plan for")
     lo = max(1, guess // 4)
     while lo > 1 and mcnemar_power(lo, effect, discordant_rate, alpha) >= power:
         lo //= 2
@@ -156,12 +170,53 @@ def _t_mde(n: int, alpha: float, power: float) -> float | None:
                                           alternative="two-sided"))
 
 
+def t_power(d_z: float, n: int, alpha: float) -> float:
+    """Power of the two-sided paired t-test on ``n`` pairs (scipy's noncentral t). statsmodels' ``TTestPower``
+    gives NaN where the far tail underflows (d_z ≈ 12, n = 2): that tail is taken as 0 here."""
+    from scipy import stats as sps
+
+    df = n - 1
+    crit = sps.t.isf(alpha / 2, df)
+    ncp = abs(d_z) * math.sqrt(n)
+    upper, lower = float(sps.nct.sf(crit, df, ncp)), float(sps.nct.cdf(-crit, df, ncp))
+    upper = 1.0 if math.isnan(upper) and ncp > crit else upper
+    return min(1.0, (0.0 if math.isnan(upper) else upper) + (0.0 if math.isnan(lower) else lower))
+
+
 def _t_units(d_z: float, alpha: float, power: float) -> int:
+    import warnings
+
+    import numpy as np
+    from scipy.stats import norm
     from statsmodels.stats.power import TTestPower
 
-    size = float(TTestPower().solve_power(effect_size=abs(d_z), nobs=None, alpha=alpha, power=power,
-                                          alternative="two-sided"))
-    return max(2, math.ceil(size - 1e-9))
+    d_z = abs(d_z)
+    if not math.isfinite(d_z) or d_z == 0:
+        raise PowerError(f"the standardized effect must be a non-zero number (got {d_z})")
+    # the normal approximation is below the t answer: a bound that refuses only what is beyond MAX_UNITS
+    with np.errstate(over="ignore"):  # an overflow is an infinite answer: refused
+        _too_many(float((np.float64(norm.isf(alpha / 2) + norm.ppf(power)) / d_z) ** 2), "pairs")
+    if t_power(d_z, 2, alpha) >= power:
+        return 2  # a huge effect: the fewest pairs a t-test takes
+    with warnings.catch_warnings():  # statsmodels warns, and gives NaN, where its root finder fails
+        warnings.simplefilter("ignore")
+        try:
+            size = float(TTestPower().solve_power(effect_size=d_z, nobs=None, alpha=alpha, power=power,
+                                                  alternative="two-sided"))
+        except (TypeError, ValueError, ArithmeticError):  # its solver on extreme inputs (alpha, power ~1e-143)
+            size = math.nan
+    if math.isfinite(size):
+        n = max(2, math.ceil(size - 1e-9))
+    else:  # search the integers: double to an n that reaches the power, then bisect
+        lo, hi = 2, 4
+        while t_power(d_z, hi, alpha) < power:
+            lo, hi = hi, hi * 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if t_power(d_z, mid, alpha) >= power else (mid, hi)
+        n = hi
+    _too_many(n, "pairs")
+    return n
 
 
 # ---- public ------------------------------------------------------------------------------------
@@ -230,8 +285,9 @@ def units_needed(design: str, effect: float, alpha: float, power: float = 0.8, *
             raise PowerError(f"an effect of {abs(effect):g} cannot occur with discordance {discordant_rate:g}: "
                              f"δ = p₁₀ − p₀₁ ≤ ψ = p₁₀ + p₀₁")
         return _mcnemar_pairs(effect, alpha, power, discordant_rate)
-    if sd is not None and sd <= 0:
-        raise PowerError(f"sd must be positive (got {sd}): no spread in the differences, no t-test to plan")
+    if sd is not None and not (0 < sd < math.inf):
+        raise PowerError(f"sd must be a positive number (got {sd}): no spread in the differences, no t-test "
+                         "to plan")
     return _t_units(effect / sd if sd is not None else effect, alpha, power)
 
 

@@ -58,6 +58,8 @@ class ContactConfig(ProbeConfig):
     principles: list[str] | None = None
     template_set: str = "a"
     hb_version: str = "v1.0"
+    #: ``limit`` draws the same prompt sets, on the same questions, for every group of the selected axes
+    balance_groups: bool = False
     #: a published dataset to import instead of our templates, its descriptor list and format
     templates: Path | None = None
     descriptors: Path | None = None
@@ -260,15 +262,23 @@ def _set_prompts(spec: SetSpec, hb_version: str) -> list[Prompt]:
     return prompts
 
 
-def limit_specs(specs: Sequence[SetSpec], limit: int | None, seed: int) -> list[SetSpec]:
-    """The prompt sets :func:`limit_prompts` keeps of the plan, drawn before any prompt is written.
+def limit_specs(specs: Sequence[SetSpec], limit: int | None, seed: int, *, balance: bool = False) -> list[SetSpec]:
+    """The prompt sets a ``limit`` keeps of the plan, drawn before any prompt is written.
 
-    Each set stands in for its three prompts, with its design cell and an index as the unit, so
-    the draw is the one :func:`limit_prompts` makes on the written plan (``cell_of``, ``set_of``);
-    a test checks that. Writing only the drawn sets keeps a small run of the English plan fast.
+    The sets :func:`limit_prompts` keeps of the written plan: each set stands in for its three prompts,
+    with its design cell and an index as the unit (a test checks that); the plan's group-power lines name
+    the groups it gives the fewest sets. ``balance`` (from one set per group up): the same sets for every
+    group of the selected axes, on the same questions (:func:`biasatlas.probes.contact.balance.balanced_specs`);
+    below one set per group one warning names the groups left out. Writing only the drawn sets keeps a small
+    run of the English plan fast.
     """
-    if limit is None:
+    from biasatlas.probes.contact.balance import balanced_specs, warn_unequal
+
+    if limit is None or limit >= 3 * len(specs):
         return list(specs)
+    balanced = balanced_specs(specs, limit, seed) if balance else None
+    if balanced is not None:
+        return balanced
     stand_ins = [(i, _spec_cell(spec)) for i, spec in enumerate(specs) for _ in CONTACTS]
     kept = limit_prompts(
         cast("Sequence[Prompt]", stand_ins),  # limit_prompts reads items only through cell and unit
@@ -279,12 +289,15 @@ def limit_specs(specs: Sequence[SetSpec], limit: int | None, seed: int) -> list[
         language=lambda item: cast("tuple[int, tuple[str, ...]]", item)[1][0],
     )
     chosen = sorted({cast("tuple[int, Hashable]", item)[0] for item in kept})
-    return [specs[i] for i in chosen]
+    drawn = [specs[i] for i in chosen]
+    if balance:  # asked for, and below one set per group: say which groups are left out
+        warn_unequal(specs, drawn, limit, balance)
+    return drawn
 
 
 def build_prompts(config: ContactConfig) -> list[Prompt]:
     """Every prompt of the design, prompt sets of none / positive / negative; ``limit`` applied."""
-    specs = limit_specs(set_specs(config), config.limit, config.seed)
+    specs = limit_specs(set_specs(config), config.limit, config.seed, balance=config.balance_groups)
     return [p for spec in specs for p in _set_prompts(spec, config.hb_version)]
 
 
