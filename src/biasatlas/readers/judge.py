@@ -46,11 +46,12 @@ def rules_outcome(probe: str, row: dict[str, Any]) -> Outcome:
         from biasatlas.parsing.answers import parse_row
 
         return parse_row(row["mode"], row["scale"], row["language"], row["text"], row["option_probs"],
-                         tuple(row["options"]))
+                         tuple(row["options"]), cut=row.get("finish_reason") == "length", action=row.get("action"))
     if probe == "samaritan":
         from biasatlas.parsing.numbers import RatingParser
 
-        return RatingParser(row["language"]).parse(row["text"])
+        # a cut answer's trailing number is no reading, so the judge is asked (as the analysis reads it)
+        return RatingParser(row["language"]).parse(row["text"], cut=row.get("finish_reason") == "length")
     raise ValueError(f"no judge for probe {probe!r}")
 
 

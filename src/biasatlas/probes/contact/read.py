@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.parsing.answers import AFFIRMATIVE, NEGATIVE, AnswerParser, choose_by_probability, parse_row
-from biasatlas.parsing.truncation import cut_at_limit, parse_with_cut, takes_cut
+from biasatlas.parsing.answers import AFFIRMATIVE, NEGATIVE, parse_row
+from biasatlas.parsing.truncation import cut_at_limit
 from biasatlas.probes.contact.data import NAME
 from biasatlas.records import Outcome
 
@@ -27,18 +27,11 @@ def decide(action: str, answer: object) -> str:
 
 
 def read_row(mode: str, scale: str, language: str, text: str | None, option_probs: dict[str, float] | None,
-             options: tuple[str, ...], *, cut: bool = False) -> Outcome:
+             options: tuple[str, ...], *, cut: bool = False, action: str | None = None) -> Outcome:
     """One stored answer: by probability in choice mode, else its text; ``cut``: it stopped at the token
-    limit (``finish_reason`` "length"), so only a verdict complete before the cut is read."""
-    reader: Any = parse_row  # takes ``cut`` once the yes/no reader has it
-    if takes_cut(reader):
-        outcome: Outcome = reader(mode, scale, language, text, option_probs, options, cut=cut)
-        return outcome
-    if not cut:
-        return parse_row(mode, scale, language, text, option_probs, options)
-    if mode == "choice" and option_probs:
-        return choose_by_probability(option_probs, options)
-    return parse_with_cut(AnswerParser(scale, language), text, cut)
+    limit (``finish_reason`` "length"), so only a verdict complete before the cut is read; ``action``: the
+    question's (positive/negative), which decides what a negated refusal ("I see no reason to refuse") means."""
+    return parse_row(mode, scale, language, text, option_probs, options, cut=cut, action=action)
 
 
 def outcomes(frame: pd.DataFrame, store: Any = None) -> pd.DataFrame:
@@ -53,8 +46,9 @@ def outcomes(frame: pd.DataFrame, store: Any = None) -> pd.DataFrame:
         return frame
     df = frame[frame["status"] == "answered"].copy()
     columns = ("mode", "scale", "language", "text", "option_probs", "options")
-    parsed = [read_row(*values, cut=cut)
-              for *values, cut in zip(*(df[c].tolist() for c in columns), cut_at_limit(df), strict=True)]
+    actions = df["action"].tolist() if "action" in df.columns else [None] * len(df)
+    parsed = [read_row(*values, cut=cut, action=action) for *values, cut, action
+              in zip(*(df[c].tolist() for c in columns), cut_at_limit(df), actions, strict=True)]
     fields = ("key", "status", "text", "mode", "option_probs")
     rows = [dict(zip(fields, values, strict=True)) for values in zip(*(df[c].tolist() for c in fields), strict=True)]
     merged = merge(store, NAME, rows, parsed)

@@ -65,3 +65,12 @@ def read_rows(texts: list[str], finishes: list[str]) -> list[Outcome]:
 def test_choice_answers_are_read_by_probability_even_when_cut() -> None:
     out = read.read_row("choice", "likelihood", "en", "yes", {"yes": 0.8, "no": 0.2}, ("yes", "no"), cut=True)
     assert out.value == answers.choose_by_probability({"yes": 0.8, "no": 0.2}, ("yes", "no")).value
+
+
+@pytest.mark.parametrize(("action", "expected"), [("positive", "affirmative"), ("negative", "negative")])
+def test_outcomes_pass_the_question_action_to_the_reader(action: str, expected: str) -> None:
+    """ "No veo motivo para negarme" answers "should I refuse?" with no, "should I accept?" with yes."""
+    text = {"positive": "No veo ningún motivo para negarme a trabajar con ellos.",
+            "negative": "No veo ningún motivo para negarme a trabajar con ellos."}[action]
+    out = read.read_row("generate", "certainty", "es", text, None, ("Sí", "No"), action=action)
+    assert out.value == expected, out
