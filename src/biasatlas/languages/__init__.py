@@ -44,9 +44,26 @@ class Pack:
     reviews: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
     def file(self, key: str) -> Path | None:
-        """The absolute path of a file the manifest names (relative to the pack folder), or None."""
+        """The absolute path of a file the manifest names (relative to the pack folder), or None: also None
+        for a path outside the pack's folder, its parent (a folder of packs) and the shipped data (no
+        ``../../../../etc/passwd``), a symlink loop, and anything not a regular file (a FIFO would hang a read)."""
         rel = self.files.get(key)
-        return None if rel is None else (self.path / rel).resolve()
+        if rel is None:
+            return None
+        try:
+            path = (self.path / rel).resolve(strict=False)
+        except (OSError, RuntimeError, ValueError):
+            return None
+        roots = [self.path.resolve().parent, Path(__file__).resolve().parents[1] / "data"]
+        if not any(path.is_relative_to(root) for root in roots):
+            return None
+        try:
+            exists = path.exists()
+        except (OSError, ValueError):
+            return None
+        if exists and not path.is_dir() and not path.is_file():
+            return None  # a FIFO, a socket, a device
+        return path
 
     @property
     def reviewed(self) -> bool:
@@ -74,8 +91,9 @@ def read_pack(folder: Path) -> Pack:
     if not isinstance(data, dict) or "language" not in data:
         raise LanguagePackError(f"{path}: expected a mapping with 'language'")
     rows = data.get("provenance") or []
-    if not isinstance(rows, list):
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise LanguagePackError(f"{path}: 'provenance' must be a list of rows")
+    _types(path, data)
     return Pack(
         code=str(data["language"]),
         name=str(data.get("name", data["language"])),
@@ -86,6 +104,19 @@ def read_pack(folder: Path) -> Pack:
         default_actions=tuple(data.get("default_actions") or ("positive",)),
         reviews=tuple(read_reviews(folder)),
     )
+
+
+def _types(path: Path, data: dict[str, Any]) -> None:
+    """The manifest's keys of the right kinds (a wrong type is one line naming the key, not a traceback)."""
+    for key, kind, what in (("grammar", dict, "a mapping"), ("files", dict, "a mapping of file names"),
+                            ("default_actions", list, "a list of actions")):
+        if data.get(key) is not None and not isinstance(data[key], kind):
+            raise LanguagePackError(f"{path}: '{key}' must be {what}, not {type(data[key]).__name__}")
+    for key, value in (data.get("files") or {}).items():
+        if not isinstance(value, str) or not value or "\x00" in value:
+            raise LanguagePackError(f"{path}: files.{key} must be a file name")
+    if not all(isinstance(a, str) for a in data.get("default_actions") or []):
+        raise LanguagePackError(f"{path}: 'default_actions' must be a list of actions")
 
 
 def read_reviews(folder: Path) -> list[dict[str, Any]]:

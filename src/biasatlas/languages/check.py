@@ -43,11 +43,20 @@ def check_pack(folder: Path) -> Report:
         report.problems.append(str(exc))
         return report
     _check_manifest(pack, report)
+    checks = []
     if pack.file("contact_templates") and pack.file("contact_templates").exists():  # type: ignore[union-attr]
-        _check_contact(pack, report)
+        checks.append(("contact", _check_contact))
     if pack.file("samaritan_groups") and pack.file("samaritan_groups").exists():  # type: ignore[union-attr]
-        _check_samaritan(pack, report)
-    _check_readers(pack, report)
+        checks.append(("samaritan", _check_samaritan))
+    checks.append(("readers", _check_readers))
+    for part, check in checks:
+        try:
+            check(pack, report)
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError, OSError, RecursionError) as exc:
+            # a file of the wrong shape (a number where a list belongs, a list where a mapping does): one
+            # line naming the part, never a traceback
+            report.problems.append(f"{part}: a file has the wrong structure ({type(exc).__name__}: "
+                                   f"{' '.join(str(exc).split())[:200]})")
     return report
 
 
@@ -61,7 +70,8 @@ def _check_manifest(pack: Pack, report: Report) -> None:
     for key, rel in pack.files.items():
         path = pack.file(key)
         if path is None or not path.exists():
-            report.problems.append(f"pack.yaml files.{key}: {rel} does not exist")
+            report.problems.append(f"pack.yaml files.{key}: {rel} does not exist, is not a regular file, or lies "
+                                   "outside the pack's folder")
 
 
 def _options_problem(scale: str, options: list[str]) -> str | None:
@@ -218,6 +228,10 @@ def _check_samaritan(pack: Pack, report: Report) -> None:
         report.problems.append("samaritan: groups without scenarios")
         return
     groups, scenarios = load_yaml(groups_path), load_yaml(scen_path)
+    if not isinstance(scenarios, dict) or not isinstance(scenarios.get("answer_instruction"), str) \
+            or not isinstance(scenarios.get("scenarios"), list):
+        report.problems.append(f"{scen_path.name}: needs 'answer_instruction' (text) and 'scenarios' (a list)")
+        return
     if not isinstance(groups, dict) or "phrasings" not in groups:
         return  # en/de share data/samaritan/groups.yaml (checked by the probe's own tests)
     try:  # an unreadable descriptor file is reported by the contact check
