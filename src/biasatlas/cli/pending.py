@@ -8,7 +8,7 @@ from typing import Any
 from biasatlas.store import Store
 
 #: run statuses with nothing left to ask ("nothing to ask": a rerun that found every answer cached, runner.py)
-DONE = ("complete", "nothing to ask")
+DONE = ("complete", "nothing to ask", "done")  # "done": a run that asks nothing (a score, a reading)
 
 
 def unfinished_runs(store: Store) -> list[dict[str, Any]]:
