@@ -270,7 +270,10 @@ def test_plan_only_writes_nothing_and_counts(tmp_path: Path) -> None:
     assert contact["backend_id"] == "fake:a" and contact["mode"] == "choice"
     assert contact["completion_tokens"] == 9  # choice mode: one token per request
     samaritan = cells[1]
-    assert samaritan["completion_tokens"] == samaritan["requests"] * 64  # at most max_tokens (64) per request
+    from biasatlas.probes.samaritan.plan import DEFAULT_MAX_TOKENS
+
+    # at most max_tokens per request (the Samaritan default, 512 since chat models' answers were measured)
+    assert samaritan["completion_tokens"] == samaritan["requests"] * DEFAULT_MAX_TOKENS
     assert contact["cost_usd"] is None and contact["seconds"] is None
     assert plan["totals"]["requests"] == sum(c["requests"] for c in cells)
     assert "Alpha: tokens counted with ≈ 4 characters per token" in plan["notes"]

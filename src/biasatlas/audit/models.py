@@ -134,6 +134,18 @@ def _prices(options: BackendOptions) -> tuple[float | None, float | None]:
     return http.price_prompt, http.price_completion
 
 
+def _check_adapter(adapter: str | None, kind: str) -> None:
+    """An adapter is a LoRA folder (with ``adapter_config.json``) on a local model, or a BackendError."""
+    if not adapter:
+        return
+    if kind in ("fake", "openai"):
+        raise BackendError(f"adapter {adapter}: an adapter applies to a local model only, not a {kind} model")
+    if not Path(adapter).is_dir():
+        raise BackendError(f"adapter directory not found: {adapter}")
+    if not (Path(adapter) / "adapter_config.json").is_file():
+        raise BackendError(f"{adapter} is not a LoRA adapter (no adapter_config.json)")
+
+
 def model_info(options: BackendOptions, *, tokens: bool = True) -> ModelInfo:
     """What the audit needs to know of a model before running it (a BackendError when it cannot be used).
 
@@ -143,6 +155,7 @@ def model_info(options: BackendOptions, *, tokens: bool = True) -> ModelInfo:
     spec = options.model
     kind = spec.partition(":")[0]
     info = ModelInfo(None, approximate_tokens, APPROXIMATION)
+    _check_adapter(options.adapter or (spec.partition("+lora:")[2] if "+lora:" in spec else None), kind)
     if options.http:  # a run refuses settings it cannot parse, whatever the model
         from biasatlas.backends.openai_compat import parse_settings
 
