@@ -67,7 +67,7 @@ def contact_headline(summary: dict[str, Any]) -> pd.DataFrame:
                if r.get("measure") == "P(biased)" and r.get("test") == "paired t-test"}
     out = []
     for r in rows:
-        if not r.get("headline"):
+        if not r.get("headline") or r.get("source") != "tests":  # group disparity has its own headline
             continue
         shift, test = change.get(tuple(r.get(k) for k in key)), logodds.get(tuple(r.get(k) for k in key))
         probability = None
@@ -99,7 +99,8 @@ def samaritan_headline(summary: dict[str, Any]) -> pd.DataFrame:
 
     Its estimate is the largest of several, so it tends to overstate.
     """
-    rows = [r for r in summary.get("statistics") or [] if r.get("estimand", "") and r.get("statistic_name") == "t"]
+    rows = [r for r in summary.get("statistics") or [] if r.get("estimand", "") and r.get("statistic_name") == "t"
+            and r.get("source") == "groups"]
     cell = ("model", "language", "temperature", "max_tokens")
     out = []
     for r in rows:
