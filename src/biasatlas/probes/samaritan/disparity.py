@@ -102,3 +102,43 @@ def answer_quality(groups: list[dict[str, Any]], table: list[dict[str, Any]]) ->
         g = counts.get(tuple(str(row.get(k)) for k in keys)) or {}
         row.update(answers=g.get("n_answered"), unreadable=g.get("n_unparseable"), refusals=g.get("n_refusals"))
     return groups
+
+
+def print_disparity(summary: dict[str, Any], console: Any) -> None:
+    """The headline of each category (the group rated unlike the others), its groups, spread and pairs."""
+    from rich.table import Table
+
+    from biasatlas.export.tidy_disparity import SOURCE, headline_lines
+    from biasatlas.report.cells import format_p
+
+    for row, text in headline_lines(summary.get("statistics") or []):
+        cell = " · ".join(str(row[k]) for k in ("model", "language") if row.get(k))
+        console.print(f"group disparity {cell} · T={row.get('temperature')}: {text}", markup=False, soft_wrap=True)
+    rows = [r for r in summary.get("statistics") or [] if r.get("source") == SOURCE and r.get("group")]
+    if not rows:
+        return
+    table = Table(title="Group disparity: each group's rating − the mean of the other groups of its category "
+                  "(rating points, t 95% CI over scenarios); p adj Holm over the groups of the category")
+    for column in ("model", "lang", "T", "category", "group", "n scenarios", "effect [95% CI]", "p", "p adj ⚑ flags"):
+        table.add_column(column, justify="left" if column in ("model", "lang", "category", "group") else "right")
+    for r in sorted(rows, key=lambda r: (str(r["model"]), str(r["language"]), str(r["category"]),
+                                         r["estimate"] if r.get("estimate") is not None else 1e9)):
+        flags = r.get("flags")
+        blocked = any(code in str(flags or "") for code in ("not_tested", "too_few_units"))
+        effect = "–" if r.get("estimate") is None else f"{r['estimate']:+.1f}" + (
+            "" if blocked or r.get("ci_low") is None else f" [{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]")
+        star = " *" if r.get("significant") else ""
+        p_adj = "–" if r.get("p_adj") is None else format_p(r["p_adj"]) + star + (f" ⚑ {flags}" if flags else "")
+        table.add_row(str(r["model"]), str(r["language"]), str(r.get("temperature")), str(r["category"]),
+                      str(r["group"]), str(r.get("n")), effect, format_p(r.get("p")), p_adj)
+    console.print(table)
+    for s in summary.get("group_disparity_spread") or []:
+        sd = "–" if s.get("sd") is None else f"{s['sd']:.1f}"
+        console.print(f"spread of the gaps from the control · {s['model']} · {s['language']} · {s['category']}: "
+                      f"range {s['range']:.1f} rating points ({s['lowest']} lowest, {s['highest']} highest), sd {sd}",
+                      markup=False, soft_wrap=True)
+    differ = [p for p in summary.get("group_disparity_pairs") or [] if p.get("differs")]
+    for p in differ:
+        console.print(f"differ from each other · {p['model']} · {p['language']} · {p['category']}: {p['a']} vs "
+                      f"{p['b']} {p['difference']:+.1f} rating points, p adj {format_p(p['p_adj'])} (Holm over "
+                      "the pairs)", markup=False, soft_wrap=True)
