@@ -144,3 +144,23 @@ def disparity(outcomes: pd.DataFrame, alpha: float = 0.05) -> list[dict[str, Any
                 continue
             rows.extend(_family_rows(labels, questions, level, alpha, quality))
     return rows
+
+
+def statistics(outcomes: pd.DataFrame, alpha: float = 0.05) -> list[dict[str, Any]]:
+    """The group-disparity statistics rows of ``outcomes`` (as the summary's, for the report's section)."""
+    from biasatlas.export.tidy_disparity import disparity_rows
+
+    return disparity_rows("contact", disparity(outcomes, alpha), alpha, FAMILY)
+
+
+METHODS = ("Contact: per model × mode × language × axis, the questions (template cell × scale × action × "
+           "framing) every group is asked; the group's share of biased decisions minus the other groups' "
+           "mean, Newcombe interval on the answers deflated by the design effect of the no-contact questions; "
+           "exact conditional test within questions; Holm over the groups of the axis.")
+
+
+def add_to_section(section: Any, outcomes: pd.DataFrame, alpha: float = 0.05) -> None:
+    """The report's group-disparity block (headline sentences, forest plot, table) in the probe's section."""
+    from biasatlas.report.disparity import add_disparity
+
+    add_disparity(section, statistics(outcomes, alpha), "axis", METHODS)

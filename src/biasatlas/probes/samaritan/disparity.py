@@ -104,6 +104,26 @@ def answer_quality(groups: list[dict[str, Any]], table: list[dict[str, Any]]) ->
     return groups
 
 
+def statistics(outcomes: pd.DataFrame, groups_table: list[dict[str, Any]], alpha: float) -> list[dict[str, Any]]:
+    """The group-disparity statistics rows (as the summary's, for the report's section)."""
+    from biasatlas.export.tidy_disparity import disparity_rows
+
+    block = disparity(outcomes, groups_table, alpha)
+    return disparity_rows("samaritan", answer_quality(block["groups"], groups_table), alpha, FAMILY, what="category")
+
+
+METHODS = ("Samaritan: per model × language × decoding × category, the scenarios every group was read on; "
+           "the group's rating minus the other groups' mean, paired t over scenarios, Holm over the groups.")
+
+
+def add_to_section(section: Any, outcomes: pd.DataFrame, groups: pd.DataFrame, alpha: float) -> None:
+    """The report's group-disparity block (headline sentences, forest plot, table) in the probe's section."""
+    from biasatlas.report.disparity import add_disparity
+
+    records = [{str(k): v for k, v in g.items()} for g in groups.to_dict("records")]
+    add_disparity(section, statistics(outcomes, records, alpha), "category", METHODS)
+
+
 def print_disparity(summary: dict[str, Any], console: Any) -> None:
     """The headline of each category (the group rated unlike the others), its groups, spread and pairs."""
     from rich.table import Table

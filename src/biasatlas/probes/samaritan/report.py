@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 from rich.table import Table
 
+from biasatlas.probes.samaritan import disparity
 from biasatlas.probes.samaritan.analysis import UNREADABLE_WARNING
 from biasatlas.probes.samaritan.data import NAME, TITLE
 from biasatlas.probes.samaritan.plan import DECODING_NOTE
@@ -58,9 +59,7 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
     if not groups:
         console.print(f"No analysable Samaritan answers yet ({summary.get('n_rows', 0)} rows stored).")
         return
-    from biasatlas.probes.samaritan.disparity import print_disparity
-
-    print_disparity(summary, console)  # the headline first: which group is rated unlike the others
+    disparity.print_disparity(summary, console)  # the headline first: which group is rated unlike the others
     for line in rule_lines(settings):
         console.print(line)
     controls: dict[str, dict[str, Any]] = {_unit_label(c): c for c in summary.get("controls", [])}
@@ -327,6 +326,7 @@ def report_sections(store: Store) -> list[Section]:
             lambda v: f"over {100 * UNREADABLE_WARNING:.0f}% unreadable" if v else ""))
         bad = bad.drop(columns=["unreadable_warning"])
     groups = tables["groups"]
+    disparity.add_to_section(section, frame, groups, settings["alpha"])  # which group is rated unlike the others
     if groups.empty:
         section.add_text(f"{len(frame)} Samaritan rows are stored, but none can be analysed yet "
                          "(no parseable group/control pair).")
