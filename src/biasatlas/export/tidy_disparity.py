@@ -122,7 +122,8 @@ def _mark_headlines(rows: list[Row], cell: tuple[str, ...]) -> None:
         families.setdefault(tuple(r.get(k) for k in cell), []).append(r)
     for members in families.values():
         estimated = [r for r in members if not _missing(r.get("estimate"))]
-        if not estimated:
+        if not estimated:  # no group could be compared: the headline says so, with the reason
+            members[0]["group_headline"] = True
             continue
         worse = _worse(members[0])
         differ = [r for r in estimated if r.get("significant")]
@@ -149,9 +150,13 @@ def headline_text(row: Row, family_word: str = "axis") -> str:
     """The headline of one family in words: the group that differs, or that none does with what was detectable."""
     from biasatlas.report.cells import format_p
 
+    family = row.get("axis") or row.get("category") or family_word
+    if _missing(row.get("estimate")):
+        why = f" ⚑ {row['flags']}" if row.get("flags") else ""
+        return (f"no {family} group compared: no two groups have a decision on the same question "
+                f"(e.g. a --limit that drew other questions for each group){why}")
     rating = row.get("measure") == "rating"
     scale, unit = (1.0, " rating points") if rating else (100.0, " pp")
-    family = row.get("axis") or row.get("category") or family_word
     interval = ("" if _blocked(row.get("flags")) or _missing(row.get("ci_low"))
                 else f" [{_pp(row.get('ci_low'), scale)}, {_pp(row.get('ci_high'), scale)}]")
     effect = f"{row.get('group')} {_pp(row.get('estimate'), scale)}{unit}{interval} vs the other {family} groups"

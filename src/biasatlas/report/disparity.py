@@ -40,3 +40,18 @@ def add_disparity(section: Section, rows: Sequence[dict[str, Any]], family: str,
                       f"group − the other groups of its {family} (shares: 0-1; ratings: rating points), its 95% "
                       "interval, the exact or t test, p adjusted (Holm) over the groups of the family, the MDE "
                       "of a group at this size; framing 'all' is the headline level (the framings pooled).")
+
+
+def print_run_headline(probe_name: str, study: Any, console: Any) -> None:
+    """The run's last lines: each family's group-disparity headline of the study as it now stands."""
+    if probe_name not in ("contact", "samaritan"):
+        return
+    from biasatlas.export.tidy_disparity import headline_lines
+    from biasatlas.probes import load_probe
+    from biasatlas.store import Store
+
+    with Store(study, readonly=True) as store:
+        summary = load_probe(probe_name).summarise(store)
+    for row, text in headline_lines(summary.get("statistics") or []):
+        where = " · ".join(str(row[k]) for k in ("model", "mode", "language") if row.get(k))
+        console.print(f"group disparity {where}: {text}", markup=False, soft_wrap=True)

@@ -35,7 +35,7 @@ from biasatlas.stats.multitest import adjust
 #: Monte Carlo draws of the omnibus permutation test (p resolution 1 / (PERMUTATIONS + 1))
 PERMUTATIONS = 2000
 #: above this many varying cells (varying questions × groups) the omnibus test uses its chi-squared p
-PERMUTE_MAX_CELLS = 40_000
+PERMUTE_MAX_CELLS = 10_000
 #: sums of probabilities compare with this tolerance
 _TOL = 1e-9
 
