@@ -33,7 +33,7 @@ from scipy import stats as sps
 from biasatlas.stats.multitest import adjust
 
 #: Monte Carlo draws of the omnibus permutation test (p resolution 1 / (PERMUTATIONS + 1))
-PERMUTATIONS = 2000
+PERMUTATIONS = 1000
 #: above this many varying cells (varying questions × groups) the omnibus test uses its chi-squared p
 PERMUTE_MAX_CELLS = 10_000
 #: sums of probabilities compare with this tolerance
@@ -104,11 +104,14 @@ def design_effect(d: np.ndarray, clusters: np.ndarray) -> float:
 
 
 def _poisson_binomial(probabilities: np.ndarray) -> np.ndarray:
-    """The distribution of a sum of independent Bernoulli(p_i): binomials of equal p convolved."""
-    dist = np.ones(1)
+    """The distribution of a sum of independent Bernoulli(p_i): the binomials of equal p (one scipy call for
+    all of them) convolved."""
     values, counts = np.unique(np.round(probabilities, 12), return_counts=True)
-    for p, count in zip(values, counts, strict=True):
-        dist = np.convolve(dist, sps.binom.pmf(np.arange(count + 1), count, p))
+    support = np.arange(int(counts.max()) + 1)
+    pmfs = sps.binom.pmf(support[None, :], counts[:, None], values[:, None])
+    dist = np.ones(1)
+    for pmf, count in zip(pmfs, counts, strict=True):
+        dist = np.convolve(dist, pmf[: count + 1])
     return np.clip(dist, 0.0, None) / dist.sum()
 
 
@@ -168,8 +171,10 @@ def binary_omnibus(table: np.ndarray, seed: int = 0, permutations: int = PERMUTA
     for start in range(0, permutations, chunk):
         size = min(chunk, permutations - start)
         keys = np.where(available[None], rng.random((size, m, k)), 2.0)  # a group not asked is never drawn
-        ranks = keys.argsort(-1).argsort(-1)
-        draws = (ranks < totals[None, :, None]).astype(float)  # each question's biased answers to random groups
+        # each question's biased answers go to its first r_q groups in a random order
+        first = np.broadcast_to(np.arange(k)[None, None, :] < totals[None, :, None], keys.shape).astype(float)
+        draws = np.zeros_like(keys)
+        np.put_along_axis(draws, keys.argsort(-1), first, axis=-1)
         exceed += int(np.sum(_spread_statistic(draws, available[None]) >= observed - _TOL))
     p = (1 + exceed) / (1 + permutations)
     return Omnibus(k, n_rows, m, observed, p, f"{name} (permutation within questions, {permutations} draws, "

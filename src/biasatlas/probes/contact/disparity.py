@@ -41,16 +41,17 @@ def question_rows(group_frame: pd.DataFrame) -> pd.DataFrame:
     frame = group_frame.copy()
     text = frame["key"] if "key" in frame.columns else frame["messages_json"]
     frame["_text"] = text.astype(str)
-    cell = frame[list(CELL)].astype(str).agg("|".join, axis=1)
+    cell = frame[CELL[0]].astype(str)
+    for column in CELL[1:]:
+        cell = cell + "|" + frame[column].astype(str)
     frame["_cell"] = cell
     frame["_q"] = cell + "|" + frame["contact"].astype(str)
     # per group, the texts shared by several cells are one question, named by the first cell that asks it
     first = frame.groupby(["group", "contact", "_text"])["_q"].transform("min")
     frame["question"] = first
-    none = frame[frame["contact"] == "none"].groupby(["group", "_cell"])["question"].first()
-    unit = pd.Series([none.get((g, c)) for g, c in zip(frame["group"], frame["_cell"], strict=True)],
-                     index=frame.index)
-    frame["unit"] = unit.fillna(frame["_cell"])
+    none = frame[frame["contact"] == "none"].groupby(["group", "_cell"])["question"].first().rename("unit")
+    unit = frame[["group", "_cell"]].merge(none.reset_index(), on=["group", "_cell"], how="left")["unit"]
+    frame["unit"] = unit.set_axis(frame.index).fillna(frame["_cell"])
     answers = frame.drop_duplicates(["group", "question", "_text", "sample_index"])
     readable = answers[answers["biased"].notna()]
     share = readable.groupby(["group", "question"])["biased"].mean()

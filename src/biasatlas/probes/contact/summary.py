@@ -150,6 +150,7 @@ KEYS = ("model", "mode", "language", "scale")
 def print_summary(summary: dict[str, Any], console: Any) -> None:
     """The contact tables (paper 001 Table 3 layout and adherence; polarity, framing agreement and probability
     tables) and the tests."""
+    print_disparity_headline(summary, console)  # the first lines: which group of an axis is treated worse
     last = summary.get("last_run")
     if last:
         console.print(
@@ -164,7 +165,6 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
     if not rows:
         console.print("No scored contact answers yet.")
         return
-    print_disparity_headline(summary, console)
     head = ["model", "mode", "lang", "scale"]
     console.print(_table("% unbiased / biased / none by contact [Wilson 95% CI]",
                          [*head, "contact", "n", "unbiased %", "biased %", "none %"],
