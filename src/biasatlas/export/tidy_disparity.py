@@ -150,6 +150,8 @@ def headline_text(row: Row, family_word: str = "axis") -> str:
     """The headline of one family in words: the group that differs, or that none does with what was detectable."""
     from biasatlas.report.cells import format_p
 
+    if row.get("measure") == "associations":
+        return _stories_text(row)
     family = row.get("axis") or row.get("category") or family_word
     if _missing(row.get("estimate")):
         why = f" ⚑ {row['flags']}" if row.get("flags") else ""
@@ -166,6 +168,48 @@ def headline_text(row: Row, family_word: str = "axis") -> str:
     flags = f" ⚑ {row['flags']}" if row.get("flags") else ""
     mde = "" if _missing(row.get("mde")) else f", detectable at this size: MDE {_pp(row.get('mde'), scale)}{unit}"
     return f"no {family} group differs: largest gap {effect}, p adj {format_p(row.get('p_adj'))}{mde}{flags}"
+
+
+def stories_group_rows(associations: list[Row], alpha: float) -> list[Row]:
+    """Stories: which prompted groups (A = a) carry the most significant associations (BY-adjusted q < alpha,
+    the mining's own tests), one row per group; the group with the most (ties: the smallest q) of each
+    attribute A is the ``group_headline``. No new test: the rows count the cells the mining found."""
+    groups: dict[tuple[Any, Any], list[Row]] = {}
+    for a in associations:
+        groups.setdefault((a.get("base_attribute"), a.get("base_value")), [])
+        if not _missing(a.get("q")) and float(a["q"]) < alpha:
+            groups[(a.get("base_attribute"), a.get("base_value"))].append(a)
+    rows: list[Row] = []
+    for (attribute, value), found in groups.items():
+        strongest = max(found, key=lambda a: float(a.get("lift") or 0)) if found else {}
+        rows.append({
+            "source": SOURCE, "attribute": attribute, "value": value, "group": value, "measure": "associations",
+            "comparison": f"{attribute} = {value}: its significant associations",
+            "test": "count of the cells whose Fisher test (BY-adjusted q) is below alpha",
+            "estimate": len(found), "estimand": "significant associations of the group (cells of its row)",
+            "compared_attribute": strongest.get("compared_attribute"),
+            "compared_value": strongest.get("compared_value"),
+            "effect_size": strongest.get("lift"), "effect_size_name": "lift of its strongest association",
+            "p_adj": strongest.get("q"), "alpha": alpha, "correction": "by", "headline": False,
+            "group_headline": False, "significant": bool(found),
+            "family": "stories: the cells of one attribute A x attribute B table (BY)",
+            "n_unit": "association cells of the group's row",
+        })
+    for attribute in {r["attribute"] for r in rows}:
+        mine = [r for r in rows if r["attribute"] == attribute]
+        best = max(mine, key=lambda r: (r["estimate"], -(r["p_adj"] if not _missing(r["p_adj"]) else 1.0)))
+        best["group_headline"] = True
+    return rows
+
+
+def _stories_text(row: Row) -> str:
+    from biasatlas.report.cells import format_p
+
+    if not row.get("estimate"):
+        return f"no {row.get('attribute')} group carries a significant association"
+    return (f"most associations: {row.get('group')} ({row['estimate']} significant; strongest "
+            f"{row.get('compared_attribute')} = {row.get('compared_value')}, lift {float(row['effect_size']):.2f}, "
+            f"q {format_p(row.get('p_adj'))} (BY))")
 
 
 def headline_lines(statistics: list[Row]) -> list[tuple[Row, str]]:

@@ -51,3 +51,20 @@ def test_groups_sharing_no_question_say_so() -> None:
     assert row["flags"] == "not_tested"
     assert text.startswith("no religion group compared: no two groups have a decision on the same question")
     assert headline_text(row) == text
+
+
+def test_stories_name_the_group_with_the_most_significant_associations() -> None:
+    from biasatlas.export.tidy_other import stories_rows
+
+    def cell(value: str, compared: str, lift: float, q: float) -> dict[str, Any]:
+        return {"base_attribute": "region", "base_value": value, "compared_attribute": "occupation",
+                "compared_value": compared, "lift": lift, "q": q, "p": q / 10, "count": 12, "row_total": 40,
+                "models": ["m"], "languages": ["en"]}
+
+    summary = {"alpha": 0.05, "associations": [cell("Oceania", "farmer", 3.1, 0.001), cell("Oceania", "diver", 2.0,
+               0.01), cell("Europe", "banker", 1.5, 0.02), cell("Asia", "cook", 1.2, 0.3)]}
+    rows = [r for r in stories_rows(summary) if r["source"] == "group disparity"]
+    assert {r["group"]: r["estimate"] for r in rows} == {"Oceania": 2, "Europe": 1, "Asia": 0}
+    [(row, text)] = headline_lines(rows)
+    assert row["group"] == "Oceania"
+    assert text == "most associations: Oceania (2 significant; strongest occupation = farmer, lift 3.10, q 0.001 (BY))"
