@@ -166,7 +166,8 @@ def headline_text(row: Row, family_word: str = "axis") -> str:
         word = "most disfavoured" if _worse(row) * float(row["estimate"]) > 0 else "most favoured"
         return f"{word}: {effect}, p adj {format_p(row.get('p_adj'))} (Holm)"
     flags = f" ⚑ {row['flags']}" if row.get("flags") else ""
-    mde = "" if _missing(row.get("mde")) else f", detectable at this size: MDE {_pp(row.get('mde'), scale)}{unit}"
+    mde = "" if _missing(row.get("mde")) else (f", detectable at this size: MDE ±{abs(scale * float(row['mde'])):.1f}"
+                                               f"{unit}")
     return f"no {family} group differs: largest gap {effect}, p adj {format_p(row.get('p_adj'))}{mde}{flags}"
 
 

@@ -33,7 +33,7 @@ def test_no_group_differs_states_the_largest_gap_and_the_mde() -> None:
     [(row, text)] = headline_lines(rows)
     assert row["group"] == "b" and row["significant"] is False
     assert text.startswith("no religion group differs: largest gap b -8.0 pp [-18.0, +2.0]")
-    assert text.endswith("detectable at this size: MDE +20.0 pp")
+    assert text.endswith("detectable at this size: MDE ±20.0 pp")
 
 
 def test_a_group_that_cannot_reach_alpha_is_flagged_and_never_differs() -> None:

@@ -91,7 +91,7 @@ def _family_rows(labels: dict[str, Any], rows: pd.DataFrame, level: str, alpha: 
     out: list[dict[str, Any]] = []
     wide, units = _wide(part, "decision", complete=False)
     wide = wide.loc[:, wide.notna().any()]
-    base = {**labels, "level": level, "groups": len(groups_asked), "headline_level": level == HEADLINE_LEVEL}
+    base = {**labels, "level": level, "groups": len(groups_asked)}
     if wide.shape[1] >= 2 and len(wide):
         groups = [str(g) for g in wide.columns]
         table = wide.to_numpy(float)

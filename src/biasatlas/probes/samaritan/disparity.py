@@ -63,7 +63,7 @@ def disparity(outcomes: pd.DataFrame, groups_table: list[dict[str, Any]], alpha:
         asked = sorted(part["group"].astype(str).unique())
         if len(asked) < 2:
             continue
-        base = {**labels, "level": "all", "measure": "rating", "groups": len(asked), "questions": len(wide)}
+        base = {**labels, "level": None, "measure": "rating", "groups": len(asked), "questions": len(wide)}
         if wide.shape[1] >= 2 and len(wide) >= 2:
             names = [str(g) for g in wide.columns]
             table = wide.to_numpy(float)
