@@ -7,7 +7,8 @@ en/de/is contact files stay where they were (data/contact/); their packs only re
 A draft (one YAML per language) holds the pieces an AI assistant wrote: per scenario a setting, a
 topic, a noun with its gender and number, a positive and a negative action; per principle a frame of
 the contact sentence; per scale a question frame, options and instruction; the Samaritan frames,
-scenarios and group phrasings. The script composes the 30 cells x 2 framings x 2 actions x 3 scales.
+scenarios and group phrasings. The script composes the 30 cells x 2 framings x 2 actions x 3 scales; a
+scenario's ``cells: {principle: {frame, actions}}`` gives one principle its own frame and actions there.
 """
 
 from __future__ import annotations
@@ -69,12 +70,17 @@ def contact_templates(code: str, draft: dict[str, Any]) -> dict[str, Any]:
     for scenario in SCENARIOS:
         spec = draft["scenarios"][scenario]
         for principle in PRINCIPLES:
-            frame = draft["principles"][principle]
-            contact = {kind: _fill(draft["contact"].format(context=frame, outcome=draft["outcome"][kind]),
+            # A scenario may give a principle a cell of its own: equal status with hospital patients is
+            # being a fellow patient on their ward, not "the same role as" them while volunteering.
+            own = (spec.get("cells") or {}).get(principle) or {}
+            frame = own.get("frame", draft["principles"][principle])
+            # extended contact is a friend's experience: its outcome says how the speaker knows
+            outcome = (draft.get("outcomes") or {}).get(principle, draft["outcome"])
+            contact = {kind: _fill(draft["contact"].format(context=frame, outcome=outcome[kind]),
                                    draft, scenario) for kind in ("positive", "negative")}
             actions = {}
             for action in ("positive", "negative"):
-                verb = spec["actions"][action]
+                verb = (own.get("actions") or spec["actions"])[action]
                 actions[action] = {"verb": verb.split("{")[0].strip() or verb}
                 for scale in SCALES:
                     actions[action][scale] = _fill(draft["questions"][scale], draft, scenario, action=verb)

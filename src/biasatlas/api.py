@@ -39,6 +39,8 @@ def run(
     study: str | Path,
     model: str = "smollm2",
     progress: bool = False,
+    reader: str | None = None,
+    judge_model: str | dict[str, Any] | BackendOptions | None = None,
     **config: Any,
 ) -> list[RunTotals]:
     """Ask ``model`` the probe's plan and store every answer in ``study``; returns each step's totals.
@@ -46,11 +48,27 @@ def run(
     Backend options (``base_url``, ``api_key_env``, ``concurrency``, ``http``, ``adapter``,
     ``batch_size``, ``dtype``) go to the backend, everything else to the probe's configuration.
     A second call asks only what the study does not hold yet. No progress bar unless asked.
+
+    ``reader`` (``rules``, ``judge`` or ``both``, as ``--reader``; ``both`` is recommended for generate mode)
+    says who reads the free-text answers of contact and samaritan; ``judge_model`` is the judge of ``judge`` and
+    ``both``: a model spec, or a mapping of backend options (or ``BackendOptions``) with its own server, key and
+    HTTP settings. The judge is checked before anything is asked. None: the study keeps the reading it recorded.
     """
+    from biasatlas.audit.models import check_model
+    from biasatlas.readers.step import check_reader, judge_options, reader_problem, run_reading
+
+    problem = reader_problem(reader, judge_model) or check_reader(probe, reader)
+    if problem:
+        raise ValueError(problem)
+    judge = judge_options(judge_model) if judge_model else None
+    if judge is not None:
+        check_model(judge)  # a typo or a missing key is found before the answering model is asked anything
     p = load_probe(probe)
     backend_values = {k: config.pop(k) for k in list(config) if k in BACKEND_FIELDS}
     backend = BackendOptions(model=model, **{k: v for k, v in backend_values.items() if v is not None})
-    return p.run(p.config(**config), backend, study, progress=progress)
+    totals = p.run(p.config(**config), backend, study, progress=progress)
+    judged = run_reading(probe, study, reader, judge, progress=progress)
+    return totals if judged is None else [*totals, judged]
 
 
 class Study:

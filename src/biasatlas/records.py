@@ -6,6 +6,7 @@ import base64
 import binascii
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -315,10 +316,13 @@ def _secret_item(key: Any, value: Any) -> bool:
 
 
 def scrub_value(value: Any) -> Any:
-    """A JSON-like value with every string scrubbed and the values of secret-named keys masked."""
+    """A JSON-like value with every string scrubbed, the values of secret-named keys masked, and NaN or
+    Infinity (a server's -inf log-probability) as None: what is stored must be valid JSON."""
     kind = type(value)
-    if kind is float or kind is int:  # most of an answer's info (logprobs): nothing to scrub
+    if kind is int:
         return value
+    if kind is float:  # most of an answer's info (logprobs): nothing to scrub; NaN/Infinity are not JSON
+        return value if math.isfinite(value) else None
     if isinstance(value, str):
         return scrub_text(value)
     if isinstance(value, dict):
@@ -327,7 +331,7 @@ def scrub_value(value: Any) -> Any:
             if isinstance(v, str):
                 out[k] = MASK if v and isinstance(k, str) and k.lower() in SECRET_NAMES else scrub_text(v)
             else:
-                out[k] = v if type(v) is float else scrub_value(v)
+                out[k] = (v if math.isfinite(v) else None) if type(v) is float else scrub_value(v)
         return out
     if isinstance(value, list | tuple):
         return [scrub_value(v) for v in value]

@@ -363,11 +363,10 @@ class Store:
 
     # ---- analysis -----------------------------------------------------------------------------
     def frame(self, probe: str | None = None, run_ids: Sequence[int] | None = None) -> pd.DataFrame:
-        """A tidy frame, one row per (model, mode, prompt, sample), every meta field a column.
+        """A tidy frame, one row per (model, mode, decoding, prompt, sample), every meta field a column.
 
-        Items planned by several runs appear once. ``status`` is ``answered`` when a response is
-        stored, ``failed`` when only errors are, ``pending`` otherwise.
-        """
+        Items planned by several runs appear once (``decodings.py``: two decodings of one model are two
+        ``model``s). ``status``: ``answered``, ``failed`` (only errors stored) or ``pending``."""
         import pandas as pd
 
         where: list[str] = []
@@ -379,8 +378,7 @@ class Store:
             where.append(f"i.run_id IN ({','.join('?' * len(run_ids))})")
             params.extend(run_ids)
         clause = ("WHERE " + " AND ".join(where)) if where else ""
-        query = FRAME_SQL.format(where=clause)
-        raw = pd.read_sql_query(query, self.conn, params=params)
+        raw = pd.read_sql_query(FRAME_SQL.format(where=clause), self.conn, params=params)
         if raw.empty:
             return raw
         meta = pd.json_normalize([json.loads(m) for m in raw["meta_json"]], max_level=0)
@@ -394,6 +392,8 @@ class Store:
         raw = raw.drop(columns=["meta_json", "option_probs_json", "options_json"])
         clash = [c for c in meta.columns if c in raw.columns]
         meta = meta.rename(columns={c: f"meta_{c}" for c in clash})
+        from biasatlas.decodings import run_decodings, with_decodings
         from biasatlas.display import display_names, with_display_names
 
-        return with_display_names(pd.concat([raw, meta], axis=1), display_names(self.conn))
+        named = with_display_names(pd.concat([raw, meta], axis=1), display_names(self.conn))
+        return with_decodings(named, run_decodings(self.conn))

@@ -77,6 +77,9 @@ MIGRATIONS: list[str] = [
 
 
 #: ``Store.frame``'s query: one row per planned item (items of several runs once), ``{where}`` its filter.
+#: An item is a prompt and the key of its answer: the key holds backend, mode, decoding and sample, so two
+#: decodings of one prompt are two rows, and every other column is one value per group (none picked from
+#: an arbitrary row); ``run_id`` is the newest run that planned that very answer.
 FRAME_SQL = """
 SELECT i.prompt_id, i.key, i.backend_id AS model, i.mode, i.sample_index,
        MAX(i.run_id) AS run_id,
@@ -88,7 +91,7 @@ FROM run_items i
 JOIN prompts p ON p.prompt_id = i.prompt_id
 LEFT JOIN responses r ON r.key = i.key
 {where}
-GROUP BY i.prompt_id, i.backend_id, i.mode, i.sample_index
+GROUP BY i.prompt_id, i.key
 ORDER BY MIN(i.rowid)
 """
 

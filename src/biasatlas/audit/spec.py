@@ -23,7 +23,7 @@ from biasatlas.records import scrub_text
 
 #: the probes an audit runs (debias trains an adapter: it has its own command, `biasatlas debias`)
 AUDIT_PROBES: tuple[str, ...] = tuple(name for name in PROBE_MODULES if name != "debias")
-TOP_KEYS = ("title", "models", "probes", "languages", "samples", "seeds")
+TOP_KEYS = ("title", "models", "probes", "languages", "samples", "seeds", "reader", "judge_model")
 MODEL_KEYS = ("name", *BackendOptions.model_fields)
 #: probe config fields an audit sets elsewhere: ``seed`` by the top-level ``seeds``, ``language`` is a
 #: deprecated alias of ``languages``
@@ -69,6 +69,12 @@ class Audit:
     samples: int | None = None
     seeds: list[int] = field(default_factory=lambda: [0])
     title: str | None = None
+    #: who reads the free-text answers of contact and samaritan (``--reader``); None: the study's recorded reading
+    reader: str | None = None
+    #: the judge of ``reader: judge|both`` with its own server options (``--judge-model``)
+    judge: ModelEntry | None = None
+    #: what the file asks that works but deserves a word (a judge that is also a model under test)
+    notes: list[str] = field(default_factory=list)
 
     def error(self, key: str, message: str) -> AuditError:
         return AuditError(f"{self.path}: {key}: {message}")
@@ -143,6 +149,7 @@ def load_audit(path: str | Path) -> Audit:
     audit.probes = _probes(audit, data["probes"])
     audit.languages = _top_languages(audit, data.get("languages"))
     audit.models = _models(audit, data["models"])
+    audit.reader, audit.judge = _reader(audit, data.get("reader"), data.get("judge_model"))
     return audit
 
 
@@ -282,6 +289,36 @@ def _relative(here: Path, value: str) -> str:
     """A relative path is read from the audit file's folder."""
     path = Path(value).expanduser()
     return value if path.is_absolute() else str(here / path)
+
+
+# ---- the reader ----------------------------------------------------------------------------
+def _reader(audit: Audit, reader: Any, judge: Any) -> tuple[str | None, ModelEntry | None]:
+    """``reader`` and ``judge_model`` as ``--reader`` and ``--judge-model`` take them: a judge reading needs its
+    judge, the rules take none; the judge is a model spec or a mapping of model options (its own server)."""
+    from biasatlas.readers import JUDGED_PROBES, READERS
+
+    if reader is not None and reader not in READERS:
+        raise audit.error("reader", f"unknown reader {reader!r}; valid: {', '.join(READERS)}")
+    if judge is not None and reader not in ("judge", "both"):
+        raise audit.error("judge_model", "is used by reader: judge or reader: both only")
+    if reader in ("judge", "both"):
+        if not judge:
+            raise audit.error("judge_model", f"missing: reader: {reader} needs the model that reads the answers "
+                              "(a model spec, or a mapping with model and its own base_url, api_key_env, http)")
+        if not any(p.name in JUDGED_PROBES for p in audit.probes):
+            raise audit.error("reader", f"a judge reads the answers of {', '.join(JUDGED_PROBES)}; the audit "
+                              "runs neither")
+    if not judge:
+        return reader, None
+    if isinstance(judge, dict) and "name" in judge:
+        raise audit.error("judge_model.name", "the judge has no display name; valid: "
+                          + ", ".join(k for k in MODEL_KEYS if k != "name"))
+    entry = _model(audit, "judge_model", judge)
+    for model in audit.models:
+        if (model.options.model, model.options.base_url) == (entry.options.model, entry.options.base_url):
+            audit.notes.append(f"judge_model is {model.key} ({model.name}), a model under test: it reads its own "
+                               "answers; a judge of another family reads them without its blind spots")
+    return reader, entry
 
 
 # ---- probes --------------------------------------------------------------------------------

@@ -59,6 +59,9 @@ def audit(
     try:
         plan = plan_audit(file)
         infos, notes = check_models(plan.audit, strict=True)
+        from biasatlas.readers.step import check_judge
+
+        check_judge(plan.audit)  # a judge that cannot be used is found before anything is asked
     except AuditError as exc:
         fail(str(exc))
         raise
@@ -76,8 +79,8 @@ def _run(plan: Plan, study: Path, progress: bool | None) -> None:
     from biasatlas.store import StoreError
 
     progress = default_progress(progress)
-    for note in plan.notes:
-        console.print(f"[yellow]note[/]: {note}")
+    for note in [*plan.notes, *plan.audit.notes]:
+        console.print(f"[yellow]note[/]: {rich_escape(note)}")
     seeds = len(plan.audit.seeds)
     count = len(plan.cells)
 
@@ -89,6 +92,9 @@ def _run(plan: Plan, study: Path, progress: bool | None) -> None:
                                                                                           strict=True)]
         result = run_cells(plan.cells, study, audit_file=plan.audit.path, progress=progress, on_cell=on_cell,
                            on_totals=print_totals, planned=planned)
+        from biasatlas.readers.step import audit_reading
+
+        result.totals.extend(audit_reading(plan.audit, study, progress=progress, on_totals=print_totals))
     except (ProbeConfigError, BackendError, StoreError, StudyLockedError) as exc:
         fail(str(exc))
         raise

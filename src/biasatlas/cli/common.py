@@ -183,6 +183,18 @@ def default_progress(given: bool | None) -> bool:
     return True if given is None else given
 
 
+def check_judge_model(opts: RunOptions) -> None:
+    """``--judge-model`` checked as the answering model is, before anything is asked (exit 2 naming it)."""
+    if opts.reader not in ("judge", "both") or not opts.judge_model:
+        return
+    from biasatlas.audit.models import check_model
+
+    try:
+        check_model(opts.backend.model_copy(update={"model": opts.judge_model, "adapter": None}))
+    except BackendError as exc:
+        fail(f"--judge-model {opts.judge_model}: {exc}")
+
+
 def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunTotals]:
     """What every `biasatlas run PROBE` does: validate, plan (or print the plan), run, report totals."""
     from biasatlas.probes import load_probe
@@ -194,6 +206,7 @@ def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunT
     try:
         config = probe.config(**opts.probe_values(), **specific)
         check_models(opts.backend, config)  # every model before anything is asked (a stories extractor too)
+        check_judge_model(opts)
         if opts.plan_only:
             prompts = probe.plan(config)
             if not prompts:  # the run's own check (Probe.run), word for word

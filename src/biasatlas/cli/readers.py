@@ -129,13 +129,32 @@ def _pct(cell: dict[str, Any]) -> str:
     return f"{cell['accuracy_pct']:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
 
 
+def _study_line(cell: dict[str, Any], where: str = "") -> str | None:
+    """The study-level estimate's line: the accuracy a reader of the whole study meets."""
+    study = cell.get("study_level")
+    if not study:
+        return None
+    low, high = study["ci"]
+    return (f"Study-level accuracy{where} (each reader-label stratum weighted by its share of the study's "
+            f"{study['answers']:,} answers): {study['accuracy_pct']:.1f}% [{100 * low:.1f}, {100 * high:.1f}] "
+            "(Wilson 95% CI on the effective n): the study's reading accuracy")
+
+
 def _print(result: dict[str, Any], console: Console) -> None:
     overall = result["overall"]
-    console.print(f"Read as the human read them: {overall['correct']} of {overall['n']}, {_pct(overall)} "
-                  f"(Wilson 95% CI); stored in the study as run {result['run_id']}", markup=False)
+    console.print(f"Sample accuracy, read as the human read them: {overall['correct']} of {overall['n']}, "
+                  f"{_pct(overall)} (Wilson 95% CI; the sample gives each reader label an equal share, so this "
+                  f"is not the study's figure); stored in the study as run {result['run_id']}", markup=False)
+    line = _study_line(overall)
+    if line:
+        console.print(line, markup=False)
     for probe, part in result["probes"].items():
         console.rule(probe)
-        table = Table(title="Accuracy by the reader's label (Wilson 95% CI)")
+        line = _study_line(part, f" of {probe}")
+        if line:
+            console.print(f"Sample accuracy of {probe}: {part['correct']} of {part['n']}, {_pct(part)}; {line}",
+                          markup=False)
+        table = Table(title="Sample accuracy by the reader's label (Wilson 95% CI)")
         for column in ("reader label", "n", "correct", "accuracy"):
             table.add_column(column)
         for row in [*part["by_reader_label"], *({"reader_label": f"reader: {r['reader']}", **r}

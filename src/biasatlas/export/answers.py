@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 #: columns of ``Store.frame`` that the answers table renames, rewrites or leaves out
 _STORE = {"prompt_id", "key", "model", "mode", "sample_index", "run_id", "probe", "language", "messages_json",
           "text", "option_probs", "options", "prompt_tokens", "completion_tokens", "latency_s", "info_json",
-          "n_errors", "status", "finish_reason"}
+          "n_errors", "status", "finish_reason", "decoding"}
 #: how outcomes and the study frame are joined when the outcomes lack the stored request
 _JOIN = ("prompt_id", "model", "mode", "sample_index")
 

@@ -15,6 +15,8 @@ ANSWER_CORE: dict[str, str] = {
     "(e.g. `openai:NAME@URL`, `local:NAME@DIGEST`).",
     "mode": "How the model was asked: `generate` (free text) or `choice` (options scored by log-probability).",
     "language": "Language of the prompt (ISO 639-1 code).",
+    "decoding": "The decoding the answer was asked with: `choice`, `greedy, max_tokens N`, or `temperature T, top_p P, "
+    "seed S, max_tokens N`. Two decodings of one model are two sets of answers (then `model` names the decoding).",
     "run_id": "The latest run (SQLite `runs.run_id`) that planned this prompt for this model; "
     "joins the run's settings.",
     "prompt_id": "Stable hash of the prompt's text and design factors (SQLite `prompts.prompt_id`).",
@@ -25,7 +27,8 @@ ANSWER_CORE: dict[str, str] = {
 #: columns an answers table has only in some studies (described, not ordered)
 ANSWER_OPTIONAL: dict[str, str] = {
     "model_id": "Backend id of the model that answered (e.g. `local:smollm2@DIGEST`, `openai:NAME@URL`); present "
-    "when an audit gave the model a display name (then `model` holds that name).",
+    "when an audit gave the model a display name (then `model` holds that name), or when the study holds answers "
+    "of one model and mode under several decodings (then `model` names the decoding too).",
 }
 
 #: columns every answers table ends with, in this order (after the probe's own columns)

@@ -16,6 +16,8 @@ from biasatlas.datafiles import DataFileError, load_yaml
 
 #: the twelve languages of the atlas, in display order
 ATLAS_LANGUAGES = ("en", "de", "is", "fr", "es", "it", "pt", "hi", "id", "vi", "zh", "ko")
+#: a pack folder's record of native-speaker reviews (written by `biasatlas languages review --apply`)
+REVIEWS_FILE = "reviews.yaml"
 
 
 class LanguagePackError(DataFileError):
@@ -38,6 +40,8 @@ class Pack:
     files: dict[str, str]
     provenance: tuple[dict[str, Any], ...] = field(default_factory=tuple)
     default_actions: tuple[str, ...] = ("positive",)
+    #: the recorded native-speaker reviews (``reviews.yaml``), oldest first
+    reviews: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
     def file(self, key: str) -> Path | None:
         """The absolute path of a file the manifest names (relative to the pack folder), or None."""
@@ -46,14 +50,16 @@ class Pack:
 
     @property
     def reviewed(self) -> bool:
-        """True only when every provenance row says a native speaker reviewed it."""
-        return bool(self.provenance) and all(row.get("native_speaker_reviewed") for row in self.provenance)
+        """True only when a review is recorded and every provenance row says a native speaker reviewed it:
+        a flag in the manifest alone never makes a pack reviewed."""
+        return bool(self.reviews) and bool(self.provenance) and all(
+            row.get("native_speaker_reviewed") for row in self.provenance)
 
     @property
     def status(self) -> str:
         """'reviewed', or machine-drafted with the files that were reviewed (from the provenance rows)."""
         reviewed = [str(row.get("file")) for row in self.provenance if row.get("native_speaker_reviewed")]
-        if self.provenance and len(reviewed) == len(self.provenance):
+        if self.reviewed:
             return "reviewed"
         status = "machine-drafted, not reviewed by a native speaker"
         return f"{status} (reviewed: {', '.join(reviewed)})" if reviewed else status
@@ -78,7 +84,25 @@ def read_pack(folder: Path) -> Pack:
         files={str(k): str(v) for k, v in (data.get("files") or {}).items()},
         provenance=tuple(dict(r) for r in rows),
         default_actions=tuple(data.get("default_actions") or ("positive",)),
+        reviews=tuple(read_reviews(folder)),
     )
+
+
+def read_reviews(folder: Path) -> list[dict[str, Any]]:
+    """The review records of ``folder/reviews.yaml`` ([] when there is none); errors name the file."""
+    path = folder / REVIEWS_FILE
+    if not path.exists():
+        return []
+    data = load_yaml(path)
+    rows = data.get("reviews") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise LanguagePackError(f"{path}: expected a mapping with 'reviews', a list of records")
+    for i, row in enumerate(rows):
+        counts = row.get("verdicts")
+        if not row.get("reviewer") or not isinstance(counts, dict) or not all(
+                isinstance(n, int) and n >= 0 for n in counts.values()):
+            raise LanguagePackError(f"{path}: reviews[{i}] needs a reviewer and verdict counts")
+    return [dict(r) for r in rows]
 
 
 @cache

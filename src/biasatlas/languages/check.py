@@ -109,6 +109,8 @@ def _check_contact(pack: Pack, report: Report) -> None:
     except (ContactDataError, OSError, ValueError) as exc:
         report.problems.append(f"descriptors: {exc}")
         return
+    if str(pack.files.get("descriptors", "")).endswith(".tsv"):
+        _form_figures(pack, report)
     given = len(descriptors)
     descriptors = _one_wording(pack, descriptors, tset, report)
     if tset.grammar and tset.grammar.get("order") not in ("pre", "post"):
@@ -186,13 +188,25 @@ def _one_wording(pack: Pack, descriptors: tuple[Any, ...], tset: Any, report: Re
 
 def _pack_mmhb(pack: Pack) -> tuple[Any, ...]:
     """The pack's MMHB descriptors, read from the pack folder (works for a pack not yet shipped)."""
+    from biasatlas.languages.forms import fixed_entries
     from biasatlas.languages.mmhb import read_mmhb
     from biasatlas.probes.contact.data import Descriptor
 
     path = pack.file("descriptors")
     assert path is not None
     return tuple(Descriptor(axis=e.axis, bucket=e.sense, key=e.id, label=e.forms[0].text, mmhb=e)
-                 for e in read_mmhb(path))
+                 for e in fixed_entries(read_mmhb(path), pack.path, path))  # as the plan reads them
+
+
+def _form_figures(pack: Pack, report: Report) -> None:
+    """How many MMHB forms the pack replaces or leaves out (forms.yaml), and rows filed under another id."""
+    from biasatlas.languages.forms import misfiled, read_form_fixes
+
+    fixes = read_form_fixes(pack.path)
+    path = pack.file("descriptors")
+    report.figures["descriptor_forms_replaced"] = len(fixes.forms)
+    report.figures["descriptors_left_out"] = len(fixes.omit)
+    report.figures["mmhb_ids_with_misfiled_rows"] = len(misfiled(path)) if path is not None else 0
 
 
 def _check_samaritan(pack: Pack, report: Report) -> None:
@@ -206,7 +220,11 @@ def _check_samaritan(pack: Pack, report: Report) -> None:
     groups, scenarios = load_yaml(groups_path), load_yaml(scen_path)
     if not isinstance(groups, dict) or "phrasings" not in groups:
         return  # en/de share data/samaritan/groups.yaml (checked by the probe's own tests)
-    mmhb = {d.key: d for d in _pack_mmhb(pack)} if str(pack.files.get("descriptors", "")).endswith(".tsv") else {}
+    try:  # an unreadable descriptor file is reported by the contact check
+        mmhb = ({d.key: d for d in _pack_mmhb(pack)} if str(pack.files.get("descriptors", "")).endswith(".tsv")
+                else {})
+    except (OSError, ValueError):  # ContactDataError is a ValueError
+        mmhb = {}
     cited = 0
     for item in groups["phrasings"]:
         for key in ("phrasing", "indefinite", "definite"):

@@ -1,10 +1,12 @@
-"""The coverage matrix of `biasatlas languages`: probe x language, with each pack's provenance status."""
+"""The coverage matrix of `biasatlas languages`: probe x language, with each pack's review status
+(``status``: from the recorded native-speaker reviews only), its reviews' figures and its files' provenance."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from biasatlas.languages import ATLAS_LANGUAGES, LanguagePackError, pack, pack_codes
+from biasatlas.languages.review import review_status, review_summary
 
 PROBES = ("contact", "samaritan", "stories", "leakage")
 
@@ -21,11 +23,14 @@ def coverage() -> list[dict[str, Any]]:
     codes = list(dict.fromkeys([*ATLAS_LANGUAGES, *pack_codes(), *(c for v in by_probe.values() for c in v)]))
     rows = []
     for code in codes:
+        review: dict[str, Any] | None = None
         try:
             p = pack(code)
-            status, name = p.status, p.name
+            status, name, files = review_status(p), p.name, p.status
+            review = review_summary(p)
         except LanguagePackError:
-            status, name = "no pack (probe data only)", code
+            status, name, files = "no pack (probe data only)", code, None
         rows.append({"language": code, "name": name, "status": status,
-                     **{probe: code in langs for probe, langs in by_probe.items()}})
+                     **{probe: code in langs for probe, langs in by_probe.items()},
+                     "review": review, "files": files})
     return rows

@@ -84,6 +84,13 @@ class Lexicon:
     cue: re.Pattern[str] | None = None  # the language's own answer cues ("Réponse :"), besides the built-in ones
     corrections: re.Pattern[str] | None = None
     patterns: tuple[tuple[re.Pattern[str], str], ...] = ()
+    undecided: tuple[re.Pattern[str], ...] = ()  # "I can't decide", "a hard question" (data/parsing/precision.yaml)
+    conditionals: frozenset[str] = frozenset()  # "if", "wenn": the option before holds in one case only
+    disjunctions: frozenset[str] = frozenset()  # "or", "또는": a refusal naming the options ("yes or no")
+    conjunctions: frozenset[str] = frozenset()  # "and", "but": skipped before a second answer ("Ja. Und nein.")
+    coordinators: frozenset[str] = frozenset()  # "and", "also" joining both options ("是和否都有道理")
+    both_words: frozenset[str] = frozenset()  # "both", "都" after them
+    alternatives: frozenset[tuple[str, ...]] = frozenset()  # "otherwise", "sonst": the option after is the other case
     folded: dict[tuple[str, ...], Phrase] = field(default_factory=dict)  # phrases by their unaccented words
 
     def is_negator(self, token: str) -> bool:
@@ -104,6 +111,10 @@ class Lexicon:
             else:
                 i += 1
         return hits
+
+    def is_undecided(self, text: str) -> bool:
+        """An "I can't decide" / "hard question" phrase in ``text`` (lower case, straight apostrophes)."""
+        return any(p.search(text) for p in self.undecided)
 
     def is_refusal(self, text: str) -> bool:
         """A refusal phrase in ``text`` (lower case, straight apostrophes)."""
@@ -304,8 +315,20 @@ def lexicon(scale: str, language: str) -> Lexicon:
         ),
         corrections=re.compile("|".join(f"(?:{m})" for m in markers)) if markers else None,
         patterns=tuple(patterns),
+        undecided=_patterns(data.get("undecided"), language),
+        conditionals=_words(data.get("conditionals"), language),
+        disjunctions=_words(data.get("disjunctions"), language),
+        conjunctions=_words(data.get("conjunctions"), language),
+        alternatives=_phrases(data.get("alternatives"), language),
+        coordinators=_words(data.get("coordinators"), language),
+        both_words=_words(data.get("both_words"), language),
         folded=_folded(phrases),
     )
+
+
+def _patterns(table: dict[str, list[str]] | None, language: str) -> tuple[re.Pattern[str], ...]:
+    """The regular expressions of ``table`` for English and ``language``."""
+    return tuple(re.compile(p) for lang in _languages(language) for p in (table or {}).get(lang, []))
 
 
 def _cue(data: dict[str, Any], language: str) -> re.Pattern[str] | None:

@@ -182,7 +182,10 @@ def check_labels(store: Store, labels: pd.DataFrame) -> pd.DataFrame:
     if labels.empty:
         raise AuditError("the labels file has no rows")
     problems: list[str] = []
-    current = read_answers(store).set_index(["probe", "prompt_id", "model", "sample_index"])
+    answers = read_answers(store)
+    # each stratum's answers in the study: the weights of the study-level accuracy (readers.scoring)
+    sizes = answers.groupby(["probe", "language", "stratum"])["answer_key"].nunique().to_dict()
+    current = answers.set_index(["probe", "prompt_id", "model", "sample_index"])
     rows = []
     answer_of_id: dict[str, str] = {}  # sample_id -> answer key: one id names one answer (a copied row is fine)
     for line, row in enumerate(labels.to_dict("records"), start=2):  # line 1 is the header
@@ -213,6 +216,7 @@ def check_labels(store: Store, labels: pd.DataFrame) -> pd.DataFrame:
                      "language": found["language"], "group": found["group"],
                      "reader": found["reader"], "reader_label": found["reader_label"], "human_label": human,
                      "reader_class": found["stratum"],
+                     "stratum_size": int(sizes[(key[0], found["language"], found["stratum"])]),
                      "human_class": _class(key[0], human, str(found["allowed_labels"]))})
     if problems:
         shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
@@ -258,9 +262,16 @@ def validity_lines(store: Store, probe: str, outcomes: pd.DataFrame | None = Non
         cell = checked.get((probe, language))
         if cell is None:
             lines.append(f"{probe}, {language}: no human check of the reading was made")
+        elif cell.get("study_level"):  # the study's figure: the sample's strata weighted by their sizes
+            study = cell["study_level"]
+            low, high = study["ci"]
+            lines.append(f"{probe}, {language}: reading checked on {cell['n']} human-labelled answers: "
+                         f"{study['accuracy_pct']:.1f}% [95% CI {100 * low:.1f}, {100 * high:.1f}] of the study's "
+                         f"answers read as the human read them (study-level, strata weighted by size; sample "
+                         f"accuracy {cell['accuracy_pct']:.1f}%)")
         else:
             low, high = cell["ci"]
             lines.append(f"{probe}, {language}: reading checked on {cell['n']} human-labelled answers: "
-                         f"{cell['accuracy_pct']:.1f}% [95% CI {100 * low:.1f}, {100 * high:.1f}] read as the human "
-                         "read them")
+                         f"{cell['accuracy_pct']:.1f}% [95% CI {100 * low:.1f}, {100 * high:.1f}] of the sample "
+                         "read as the human read them")
     return lines

@@ -10,6 +10,13 @@ on the label classes (contact: affirmative, negative, refusal, unreadable; samar
 refusal, unreadable). Groups: Fisher's exact test with two groups, else Pearson's chi-square test of independence
 (scipy), on the groups x (read right, read wrong) table of each probe; with expected counts under 5 its p-value
 comes from a seeded permutation test (SciPy >= 1.15; an older SciPy gives the asymptotic one and says so).
+
+The sample gives each probe x language x reader-label stratum an equal share, so its plain accuracy (the
+*sample accuracy*) over-represents the rare labels (unreadable, refusal), where the reader errs most. The
+*study-level* accuracy weights each stratum's accuracy by its share of the study's answers (``stratum_size``,
+:func:`biasatlas.readers.audit.check_labels`): sum_h W_h p_h, with the stratified variance
+sum_h W_h^2 p_h (1 - p_h) / n_h (1 - n_h / N_h) (finite-population corrected) and a Wilson 95% interval on
+the effective sample size p (1 - p) / variance (Korn and Graubard 1998; n itself where the variance is 0).
 """
 
 from __future__ import annotations
@@ -35,6 +42,35 @@ def rate(correct: int, n: int) -> dict[str, Any]:
     low, high = proportion_confint(correct, n, alpha=ALPHA, method="wilson")
     return {"n": n, "correct": correct, "accuracy_pct": round(100 * correct / n, 1),
             "ci": [round(float(low), 4), round(float(high), 4)]}
+
+
+def study_level(frame: pd.DataFrame) -> dict[str, Any] | None:
+    """The accuracy of ``frame`` (columns probe, language, reader_class, correct, stratum_size) weighted by the
+    study's strata sizes, with its interval; None without sizes."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    if frame.empty or "stratum_size" not in frame.columns or frame["stratum_size"].isna().any():
+        return None
+    strata = frame.groupby(["probe", "language", "reader_class"], sort=True).agg(
+        size=("stratum_size", "first"), n=("correct", "size"), right=("correct", "sum"))
+    size = strata["size"].astype(float).clip(lower=strata["n"])  # a stratum holds at least what was drawn from it
+    weight = size / size.sum()
+    p_h = strata["right"] / strata["n"]
+    estimate = float((weight * p_h).sum())
+    fpc = 1 - strata["n"] / size
+    variance = float((weight**2 * p_h * (1 - p_h) / strata["n"] * fpc).sum())
+    n = int(strata["n"].sum())
+    n_eff = estimate * (1 - estimate) / variance if variance > 0 else float(n)
+    low, high = proportion_confint(estimate * n_eff, n_eff, alpha=ALPHA, method="wilson")
+    return {"accuracy_pct": round(100 * estimate, 1), "ci": [round(float(low), 4), round(float(high), 4)],
+            "n_effective": n_eff, "answers": int(size.sum()), "strata": len(strata),
+            "method": "strata weighted by their study sizes; stratified variance (finite-population corrected), "
+                      "Wilson 95% CI on the effective n"}
+
+
+def _figures(part: pd.DataFrame) -> dict[str, Any]:
+    """The sample accuracy of ``part`` and its study-level estimate."""
+    return {**rate(int(part["correct"].sum()), len(part)), "study_level": study_level(part)}
 
 
 def group_test(frame: pd.DataFrame) -> dict[str, Any]:
@@ -102,16 +138,15 @@ def score(checked: pd.DataFrame) -> dict[str, Any]:
     frame, held = one_per_answer(checked)
     frame = frame.copy()
     frame["correct"] = frame["reader_label"] == frame["human_label"]
-    result: dict[str, Any] = {"overall": rate(int(frame["correct"].sum()), len(frame)), "probes": {},
+    result: dict[str, Any] = {"overall": _figures(frame), "probes": {},
                               "by_probe_language": [], "labels_file": held}
     for (probe, language), part in frame.groupby(["probe", "language"], sort=True):
-        result["by_probe_language"].append({"probe": probe, "language": language,
-                                            **rate(int(part["correct"].sum()), len(part))})
+        result["by_probe_language"].append({"probe": probe, "language": language, **_figures(part)})
     for probe, part in frame.groupby("probe", sort=True):
         use = ("reader_class", "human_class") if probe == "contact" else ("reader_label", "human_label")
         confusion = part.groupby(["reader_class", "human_class"]).size()
         result["probes"][probe] = {
-            **rate(int(part["correct"].sum()), len(part)),
+            **_figures(part),
             "by_reader_label": [{"reader_label": str(k), **rate(int(p["correct"].sum()), len(p))}
                                 for k, p in part.groupby("reader_class", sort=True)],
             "by_reader": [{"reader": str(k), **rate(int(p["correct"].sum()), len(p))}

@@ -1,13 +1,17 @@
-"""The judge step of a `biasatlas run PROBE --reader ...` command, after the probe's own run."""
+"""The judge step after a probe's own run: of `biasatlas run PROBE --reader ...`, of an audit file's ``reader``
+and ``judge_model``, and of the Python API's ``run(..., reader=, judge_model=)``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from biasatlas.readers import JUDGED_PROBES
+from biasatlas.readers import JUDGED_PROBES, READERS
 
 if TYPE_CHECKING:
+    from biasatlas.audit.spec import Audit
+    from biasatlas.backends.options import BackendOptions
     from biasatlas.cli.options import RunOptions
     from biasatlas.runner import RunTotals
 
@@ -20,29 +24,81 @@ def check_reader(probe: str, reader: str | None) -> str | None:
     return None
 
 
-def judge_step(probe: str, opts: RunOptions, *, progress: bool = False,
-               on_totals: Callable[[RunTotals], None] | None = None) -> RunTotals | None:
-    """Record the reading ``opts.reader`` asks for; with a judge, ask it what it reads (cached answers reused).
+def judge_options(judge_model: str | dict[str, Any] | BackendOptions) -> BackendOptions:
+    """The judge's backend options from a model spec, a mapping of options, or options: its own server, key and
+    HTTP settings, never the answering model's."""
+    from biasatlas.backends.options import BackendOptions
 
-    The judge is opened with the run's backend options, its model replaced by ``--judge-model`` (an adapter is the
-    answering model's only). Nothing happens without ``--reader`` (the study keeps the reading it recorded).
-    """
+    if isinstance(judge_model, BackendOptions):
+        return judge_model
+    if isinstance(judge_model, dict):
+        return BackendOptions(**judge_model)
+    return BackendOptions(model=str(judge_model).strip())
+
+
+def run_reading(probe: str, study: str | Path, reader: str | None, judge: BackendOptions | None, *,
+                progress: bool = False, on_totals: Callable[[RunTotals], None] | None = None) -> RunTotals | None:
+    """Record the reading ``reader`` asks for; with a judge, ask it what it reads (cached answers reused).
+    Nothing happens without a reader (the study keeps the reading it recorded)."""
     from biasatlas.lock import study_writer
     from biasatlas.readers.judge import record_reading, run_judge
     from biasatlas.store import Store
 
-    if opts.reader is None:
+    if reader is None:
         return None
-    if opts.reader == "rules" or opts.judge_model is None:
-        with study_writer(opts.study), Store(opts.study) as store:
+    if reader == "rules" or judge is None:
+        with study_writer(study), Store(study) as store:
             return record_reading(store, probe, "rules", None)
-    options = opts.backend.model_copy(update={"model": opts.judge_model, "adapter": None})
-    model = options.open()
+    model = judge.open()
     try:
-        with study_writer(opts.study), Store(opts.study) as store:
-            totals = run_judge(store, probe, model, opts.reader, progress=progress)
+        with study_writer(study), Store(study) as store:
+            totals = run_judge(store, probe, model, reader, progress=progress)
     finally:
         model.close()
     if on_totals is not None:
         on_totals(totals)
     return totals
+
+
+def judge_step(probe: str, opts: RunOptions, *, progress: bool = False,
+               on_totals: Callable[[RunTotals], None] | None = None) -> RunTotals | None:
+    """`biasatlas run`'s judge step: the judge is opened with the run's backend options, its model replaced by
+    ``--judge-model`` (an adapter is the answering model's only)."""
+    judge = None
+    if opts.reader in ("judge", "both") and opts.judge_model is not None:
+        judge = opts.backend.model_copy(update={"model": opts.judge_model, "adapter": None})
+    return run_reading(probe, opts.study, opts.reader, judge, progress=progress, on_totals=on_totals)
+
+
+def reader_problem(reader: str | None, judge_model: Any) -> str | None:
+    """What is wrong with a reader and its judge as the API takes them (as ``--reader`` and ``--judge-model``)."""
+    if reader is not None and reader not in READERS:
+        return f"reader {reader!r}: valid: {', '.join(READERS)}"
+    if reader in ("judge", "both") and not judge_model:
+        return f"reader {reader!r} needs judge_model (the model that reads the answers)"
+    if judge_model and reader not in ("judge", "both"):
+        return "judge_model is used by reader 'judge' or 'both' only"
+    return None
+
+
+def check_judge(audit: Audit) -> None:
+    """Raise the audit's AuditError (key ``judge_model``) when its judge cannot be used, before anything is asked."""
+    from biasatlas.audit.models import check_model
+    from biasatlas.backends.base import BackendError
+
+    if audit.judge is None:
+        return
+    try:
+        check_model(audit.judge.options)
+    except BackendError as exc:
+        raise audit.error("judge_model.model", str(exc)) from None
+
+
+def audit_reading(audit: Audit, study: Path, *, progress: bool = False,
+                  on_totals: Callable[[RunTotals], None] | None = None) -> Sequence[RunTotals]:
+    """The audit's reading of each judged probe it ran (after every cell: the judge reads every model's answers)."""
+    probes = [p.name for p in audit.probes if p.name in JUDGED_PROBES]
+    judge = audit.judge.options if audit.judge is not None else None
+    steps = [run_reading(name, study, audit.reader, judge, progress=progress, on_totals=on_totals)
+             for name in probes]
+    return [t for t in steps if t is not None]

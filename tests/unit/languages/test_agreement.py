@@ -19,7 +19,7 @@ from biasatlas.probes.contact.data import SLOT, descriptors_for, fill, mmhb_desc
 from biasatlas.probes.contact.plan import ContactConfig, build_prompts
 
 sys.path.insert(0, str(Path(__file__).parent))
-from agreement import expected_form, mmhb_rows
+from agreement import expected_form, fixed_rows
 
 NEW = ("fr", "es", "it", "pt", "hi", "id", "vi", "zh", "ko")
 PRE = {"hi", "zh", "ko"}  # the descriptor before the noun; the others after it
@@ -35,7 +35,7 @@ def _noun_phrase(code: str, noun: str, form: str) -> str:
 @pytest.mark.parametrize("code", NEW)
 def test_every_cell_and_descriptor_takes_the_mmhb_form_of_its_noun(code: str) -> None:
     tset = template_sets(code)["a"]
-    rows = mmhb_rows(packs_root() / code / "descriptors.mmhb.tsv")
+    rows = fixed_rows(packs_root() / code / "descriptors.mmhb.tsv")
     # the pack's descriptors as the file lists them: the plan's merge of two ids of one wording
     # (issue 37, tests/unit/languages/test_one_wording.py) leaves their forms as they are
     descriptors = {d.key: d for d in mmhb_descriptors(code)}
@@ -57,7 +57,7 @@ def test_every_cell_and_descriptor_takes_the_mmhb_form_of_its_noun(code: str) ->
 @pytest.mark.parametrize("code", NEW)
 def test_every_text_renders_whole(code: str) -> None:
     tset = template_sets(code)["a"]
-    rows = mmhb_rows(packs_root() / code / "descriptors.mmhb.tsv")
+    rows = fixed_rows(packs_root() / code / "descriptors.mmhb.tsv")
     by_class: dict[tuple[str, ...], str] = {}
     for key, forms in rows.items():  # one descriptor per set of form classes
         by_class.setdefault(tuple(sorted({f"{g}/{n}" for g, n, _ in forms})), key)
@@ -80,7 +80,7 @@ def test_every_text_renders_whole(code: str) -> None:
 def test_a_plan_uses_mmhb_forms_in_at_least_90_percent_of_its_prompts(code: str) -> None:
     config = ContactConfig(languages=[code], principles=["equal_status"], limit=300, seed=3)
     prompts = build_prompts(config)
-    rows = mmhb_rows(packs_root() / code / "descriptors.mmhb.tsv")
+    rows = fixed_rows(packs_root() / code / "descriptors.mmhb.tsv")
     with_form = 0
     for p in prompts:
         forms = {text for _, _, text in rows.get(p.meta["descriptor"], [])}

@@ -5,7 +5,9 @@ The en entries hold after issue 37's merge of descriptors of one wording: the En
 folds (queer, blue-collar, white-collar, glasses-wearing under their second axis) are in none of these
 plans. The fr and pt entries were written after that merge (fr religion: 47 groups, F_D368 folded into
 F_D344 *catholiques*; pt race_ethnicity: 27 groups, "negros" as F_D321), so that a change to the MMHB
-plans is seen too.
+plans is seen too. The pt entry was rewritten when the pack's form fixes landed (F_D337 "BIPOC", not
+MMHB's "BIPOC (pretos, pardos e indígenas)'" with its stray quote), and the fr entry when the
+healthcare x equal-status cell became a fellow patient on the same ward.
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ def test_issue_cases(scale: str, language: str, answer: str, value: str | None, 
 
 def test_negation_is_recorded() -> None:
     outcome = AnswerParser("certainty", "de").parse("Natürlich nicht.")
-    assert outcome.extra == {"matched": "natürlich", "rule": "first sentence", "negated": True}
+    assert outcome.extra == {"matched": "natürlich", "rule": "first sentence", "negated": True, "confidence": "high"}
 
 
 CASES = [

@@ -187,7 +187,9 @@ def test_labels_and_prompts_per_language() -> None:
     prompt = judge_prompt("contact", "de", "Würdest du ...? Antworte mit Ja oder Nein.", "Warum nicht?", german,
                           {"answer_key": "k"})
     assert prompt.probe == "contact.judge" and "Frage:" in prompt.text and "Warum nicht?" in prompt.text
-    assert label_set("contact", "fr", ("Oui", "Non")).options[2:] == ("refusal", "unclear")  # English words
+    # every language of the packs has its own prompt now (French: its own label words, not the English ones)
+    assert label_set("contact", "fr", ("Oui", "Non")).options[2:] == ("refus", "incertain")
+    assert label_set("contact", "xx", ("A", "B")).options[2:] == ("refusal", "unclear")  # no prompt: English
 
 
 def test_a_judge_without_probabilities_counts_only_an_exact_label() -> None:

@@ -65,3 +65,55 @@ def test_score_counts_per_label_and_probe_language() -> None:
     assert {"reader": "negative", "human": "refusal", "n": 2} in contact["confusion"]
     cells = {(c["probe"], c["language"]): c["n"] for c in result["by_probe_language"]}
     assert cells == {("contact", "en"): 10, ("samaritan", "de"): 3}
+
+
+def _stratified(strata: dict[str, tuple[int, int, int]]) -> pd.DataFrame:
+    """Labelled rows of contact/en: per reader label (study answers N, sampled n, read right)."""
+    rows = []
+    for label, (size, n, right) in strata.items():
+        for i in range(n):
+            human = label if i < right else ("refusal" if label != "refusal" else "affirmative")
+            rows.append({"probe": "contact", "language": "en", "group": "A", "reader": "rules",
+                         "reader_label": label, "human_label": human, "reader_class": label,
+                         "human_class": human, "answer_key": f"{label}{i}", "stratum_size": size})
+    return pd.DataFrame(rows)
+
+
+def test_the_study_level_accuracy_weights_each_stratum_by_its_size() -> None:
+    # the sample gives each reader label an equal share; the study holds far more read answers than unread ones
+    strata = {"affirmative": (600, 40, 39), "negative": (380, 40, 38), "unreadable": (20, 20, 13)}
+    result = score(_stratified(strata))
+    overall = result["overall"]
+    assert overall["accuracy_pct"] == pytest.approx(90.0)  # the sample's share: 90 of 100
+    study = overall["study_level"]
+    expected = 0.6 * 39 / 40 + 0.38 * 38 / 40 + 0.02 * 13 / 20  # 95.9%: what a reader of the whole study sees
+    assert study["accuracy_pct"] == pytest.approx(100 * expected, abs=0.05)
+    low, high = study["ci"]
+    assert low < expected < high < 1
+    # stratified variance with the finite-population correction, as the effective n of the interval
+    variance = sum((size / 1000) ** 2 * (r / n) * (1 - r / n) / n * (1 - n / size) for size, n, r in strata.values())
+    assert study["n_effective"] == pytest.approx(expected * (1 - expected) / variance, rel=1e-6)
+    assert study["answers"] == 1000
+    assert result["probes"]["contact"]["study_level"]["accuracy_pct"] == study["accuracy_pct"]
+    assert result["by_probe_language"][0]["study_level"]["accuracy_pct"] == study["accuracy_pct"]
+
+
+def test_without_strata_sizes_there_is_no_study_level_figure() -> None:
+    frame = _stratified({"affirmative": (10, 5, 5)}).drop(columns="stratum_size")
+    assert score(frame)["overall"]["study_level"] is None
+
+
+def test_the_printed_score_says_which_figure_is_which() -> None:
+    import io
+
+    from rich.console import Console
+
+    from biasatlas.cli.readers import _print
+
+    result = score(_stratified({"affirmative": (600, 40, 39), "negative": (380, 40, 38), "unreadable": (20, 20, 13)}))
+    result["run_id"] = 1
+    console = Console(file=io.StringIO(), width=200)
+    _print(result, console)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "sample accuracy" in text.lower() and "90.0%" in text
+    assert "study-level" in text.lower() and "95.9%" in text

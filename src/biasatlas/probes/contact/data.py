@@ -196,9 +196,11 @@ def yaml_descriptors(language: str) -> tuple[Descriptor, ...]:
 @cache
 def mmhb_descriptors(language: str) -> tuple[Descriptor, ...]:
     """A pack's MMHB descriptors (``data/languages/<lang>/descriptors.mmhb.tsv``), keyed by MMHB id."""
+    from biasatlas.languages.forms import fixed_entries
+
     path = data_root() / "languages" / language / "descriptors.mmhb.tsv"
-    try:
-        entries = read_mmhb(path)
+    try:  # MMHB verbatim, then the pack's form fixes (languages/forms.py)
+        entries = fixed_entries(read_mmhb(path), path.parent, path)
     except (OSError, ValueError) as exc:
         raise ContactDataError(str(exc)) from exc
     return tuple(

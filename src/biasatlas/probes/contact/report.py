@@ -341,6 +341,8 @@ def sections(store: Any) -> list[Section]:
     ]
     section.add_table(_by_model(examples), "Example answers per decision (model text, escaped)")
     from biasatlas.probes.contact.report_languages import section as across_languages
+    from biasatlas.report.reading_failures import section as reading_failures
 
     across = across_languages(out)
-    return [section] if across is None else [section, across]
+    failures = reading_failures(out, NAME, "Contact-hypothesis probe")
+    return [s for s in (section, across, failures) if s is not None]

@@ -93,6 +93,9 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
 
     summary["runs"] = run_info(store, NAME)
     summary["reading"] = agreement(store, NAME, out)  # who read the answers the statistics count (issue 27)
+    from biasatlas.report.reading_failures import add_failures
+
+    add_failures(summary, out, NAME, alpha)  # reading failures tested by group; flags of the group effects
     summary["statistics"] = contact_rows(summary)  # the rows every surface reads (export, report's overview)
     return summary
 
@@ -181,6 +184,9 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
     _print_tests(summary, console, head)
     print_disparity_table(summary, console)
     _print_across_languages(summary, console)
+    from biasatlas.report.reading_failures import print_failures
+
+    print_failures(summary, NAME, console)
 
 
 #: groups printed in the across-languages table (those that differ first, then by adjusted p)

@@ -131,8 +131,10 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
                 reasons[k] = reasons.get(k, 0) + v
         console.print(f"unparseable ratings: {total} of {answered} answers ({reasons}); kept, not dropped")
     from biasatlas.probes.samaritan.report_languages import print_across_languages
+    from biasatlas.report.reading_failures import print_failures
 
     print_across_languages(summary, console)
+    print_failures(summary, "samaritan", console)
 
 
 # ---- figures ----------------------------------------------------------------------------------
@@ -393,6 +395,8 @@ def report_sections(store: Store) -> list[Section]:
         "dropped; a group above 20% unreadable is flagged. " + DECODING_NOTE + "."
     )
     from biasatlas.probes.samaritan.report_languages import section as across_languages
+    from biasatlas.report.reading_failures import section as reading_failures
 
     across = across_languages(frame, settings["alpha"])
-    return [section] if across is None else [section, across]
+    failures = reading_failures(frame, "samaritan", "Samaritan probe")
+    return [s for s in (section, across, failures) if s is not None]

@@ -173,6 +173,9 @@ def summarise(
     summary["reading"] = agreement(store, NAME, frame)  # who read the answers the statistics count (issue 27)
     summary["statistics"] = samaritan_rows(summary)  # the rows every surface reads (export, report's overview)
     with_flags(summary)
+    from biasatlas.report.reading_failures import add_failures
+
+    add_failures(summary, frame, NAME, settings["alpha"])  # reading failures by group; flags of the group effects
     if summary["groups"]:  # Figure 1 counts the units where a group's test is a finding (issue 37)
         summary["significance_frequency"] = _records(findings_frequency(pd.DataFrame(summary["groups"])))
     return summary

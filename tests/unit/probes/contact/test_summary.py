@@ -54,10 +54,11 @@ def test_correction_is_applied_and_alpha_recorded(store: Store) -> None:
             assert b["p_adj"] == pytest.approx(min(1.0, a["p"] * n_tests))
             assert a["p"] <= a["p_adj"] * (1 + 1e-12) and a["p_adj"] <= b["p_adj"] * (1 + 1e-12)
     # everything but the tests is the same analysis (across languages: the same effects, tests at alpha)
-    varies = ("tests", "analysis", "statistics", "across_languages")
+    varies = ("tests", "analysis", "statistics", "across_languages", "reading_failures")  # tests at alpha
     assert {k: v for k, v in bh.items() if k not in varies} == {k: v for k, v in bonferroni.items() if k not in varies}
     assert bh["across_languages"]["effects"] == bonferroni["across_languages"]["effects"]
     assert bonferroni["across_languages"]["alpha"] == 0.01
+    assert bonferroni["reading_failures"]["alpha"] == 0.01
 
 
 @pytest.mark.parametrize(("options", "message"), [({"alpha": 1.5}, "alpha 1.5"),
