@@ -160,8 +160,10 @@ class SamaritanProbe(Probe):
                          equivalence_margin=analysis.get("equivalence_margin"))
 
     def print_summary(self, summary: dict[str, Any], console: Any) -> None:
+        from biasatlas.probes.samaritan.disparity import print_disparity
         from biasatlas.probes.samaritan.report import print_summary
 
+        print_disparity(summary, console)  # the first lines: which group is rated unlike the others
         print_summary(summary, console)
 
     def report_sections(self, store: Store) -> list[Section]:

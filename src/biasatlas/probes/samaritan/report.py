@@ -59,7 +59,6 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
     if not groups:
         console.print(f"No analysable Samaritan answers yet ({summary.get('n_rows', 0)} rows stored).")
         return
-    disparity.print_disparity(summary, console)  # the headline first: which group is rated unlike the others
     for line in rule_lines(settings):
         console.print(line)
     controls: dict[str, dict[str, Any]] = {_unit_label(c): c for c in summary.get("controls", [])}
