@@ -167,7 +167,8 @@ def test_statistics_are_the_summary_tests_in_one_shape(study: Path, exported: Pa
     assert t.loc["male vs control", "p"] == pytest.approx(male["p"])
     assert t.loc["male vs control", "estimate"] == pytest.approx(male["mean_diff"]) and male["mean_diff"] > 3
     assert bool(t.loc["male vs control", "significant"]) is bool(male["significant"])
-    assert len(frames["stories"]) == len(stories["associations"]) > 0
+    story_cells = frames["stories"][frames["stories"]["source"] == "associations"]  # beside them: their groups
+    assert len(story_cells) == len(stories["associations"]) > 0
     coefficients = [c for fit in leakage["fits"] for c in fit["coefficients"]]
     fitted = frames["leakage"][frames["leakage"]["source"] == "fits"]
     assert len(fitted) == len(coefficients) > 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -40,6 +40,16 @@ def add_disparity(section: Section, rows: Sequence[dict[str, Any]], family: str,
                       f"group − the other groups of its {family} (shares: 0-1; ratings: rating points), its 95% "
                       "interval, the exact or t test, p adjusted (Holm) over the groups of the family, the MDE "
                       "of a group at this size; framing 'all' is the headline level (the framings pooled).")
+
+
+def prepend(section: Section, build: Callable[[Section], None]) -> None:
+    """Put what ``build`` adds to a section at the top of ``section`` (its plots under their own ids)."""
+    block = Section(title=section.title, key=f"{section.key or section.title}-groups")
+    build(block)
+    section.blocks[0:0] = block.blocks
+    section.data.update(block.data)
+    section.files[0:0] = block.files
+    section.has_plots = section.has_plots or block.has_plots
 
 
 def print_run_headline(probe_name: str, study: Any, console: Any) -> None:

@@ -116,12 +116,25 @@ METHODS = ("Samaritan: per model × language × decoding × category, the scenar
            "the group's rating minus the other groups' mean, paired t over scenarios, Holm over the groups.")
 
 
-def add_to_section(section: Any, outcomes: pd.DataFrame, groups: pd.DataFrame, alpha: float) -> None:
-    """The report's group-disparity block (headline sentences, forest plot, table) in the probe's section."""
-    from biasatlas.report.disparity import add_disparity
+def add_to_sections(sections: list[Any], store: Any) -> None:
+    """The report's group-disparity block (headline sentences, forest plot, table) at the top of the probe's
+    section (its first), from the study's outcomes and group-vs-control table at the study's settings."""
+    from biasatlas.probes.samaritan.analysis import compare_to_control
+    from biasatlas.probes.samaritan.read import load_outcomes
+    from biasatlas.probes.samaritan.summary import analysis_settings
+    from biasatlas.report.disparity import add_disparity, prepend
 
+    frame = load_outcomes(store)
+    if not sections or frame.empty:
+        return
+    settings = analysis_settings(store)
+    groups = compare_to_control(frame, settings["alpha"], settings["correction"],
+                                equivalence_margin=settings["equivalence_margin"])
+    if groups.empty:
+        return
     records = [{str(k): v for k, v in g.items()} for g in groups.to_dict("records")]
-    add_disparity(section, statistics(outcomes, records, alpha), "category", METHODS)
+    prepend(sections[0], lambda block: add_disparity(block, statistics(frame, records, settings["alpha"]), "category",
+                                                     METHODS))
 
 
 def print_disparity(summary: dict[str, Any], console: Any) -> None:

@@ -167,9 +167,12 @@ class SamaritanProbe(Probe):
         print_summary(summary, console)
 
     def report_sections(self, store: Store) -> list[Section]:
+        from biasatlas.probes.samaritan.disparity import add_to_sections
         from biasatlas.probes.samaritan.report import report_sections
 
-        return report_sections(store)
+        sections = report_sections(store)
+        add_to_sections(sections, store)  # which group is rated unlike the others: first in the section
+        return sections
 
 
 PROBE = SamaritanProbe()

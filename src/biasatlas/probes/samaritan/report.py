@@ -7,7 +7,6 @@ from typing import Any
 import pandas as pd
 from rich.table import Table
 
-from biasatlas.probes.samaritan import disparity
 from biasatlas.probes.samaritan.analysis import UNREADABLE_WARNING
 from biasatlas.probes.samaritan.data import NAME, TITLE
 from biasatlas.probes.samaritan.plan import DECODING_NOTE
@@ -327,7 +326,6 @@ def report_sections(store: Store) -> list[Section]:
             lambda v: f"over {100 * UNREADABLE_WARNING:.0f}% unreadable" if v else ""))
         bad = bad.drop(columns=["unreadable_warning"])
     groups = tables["groups"]
-    disparity.add_to_section(section, frame, groups, settings["alpha"])  # which group is rated unlike the others
     if groups.empty:
         section.add_text(f"{len(frame)} Samaritan rows are stored, but none can be analysed yet "
                          "(no parseable group/control pair).")

@@ -27,7 +27,8 @@ def de_plan():  # type: ignore[no-untyped-def]
 
 
 def test_a_group_ten_points_more_biased_is_found_with_the_stated_power(fr_plan) -> None:  # type: ignore[no-untyped-def]
-    assert len(fr_plan.groups) == 10 and len(fr_plan.questions) == 130
+    assert len(fr_plan.groups) == 10 and len(fr_plan.questions) > 100
+    assert fr_plan.asked.sum(0).min() < len(fr_plan.questions)  # "lesbienne": asked only where its wording fits
     power = expected_power(fr_plan, 0.10)
     assert 0.15 < power < 0.6  # a size where the power is neither trivial nor certain
     found, others = rates(fr_plan, STUDIES, 0, 0.10, seed=1)

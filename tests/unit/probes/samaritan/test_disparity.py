@@ -19,7 +19,7 @@ from biasatlas.runner import run_plan
 from biasatlas.store import Store
 
 
-def _study(tmp_path: Path, shifts: dict[str, float]) -> dict[str, Any]:
+def _study(tmp_path: Path, shifts: dict[str, float], sections: list[Any] | None = None) -> dict[str, Any]:
     """Ratings: a scenario base, noise of sd 3, and each group's planted shift (the control none)."""
 
     def script(request: Request) -> str:
@@ -33,6 +33,8 @@ def _study(tmp_path: Path, shifts: dict[str, float]) -> dict[str, Any]:
     with Store(tmp_path) as store:
         run_plan(prompts, FakeBackend(script), store, GenerationSettings(max_tokens=DEFAULT_MAX_TOKENS),
                  progress=False)
+        if sections is not None:
+            sections.extend(PROBE.report_sections(store))
         return PROBE.summarise(store)
 
 
@@ -41,7 +43,11 @@ def _groups(summary: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_a_group_rated_lower_is_the_headline(tmp_path: Path) -> None:
-    summary = _study(tmp_path, {"teenager": -15})
+    sections: list[Any] = []
+    summary = _study(tmp_path, {"teenager": -15}, sections)
+    # the report's probe section opens with the headline, the forest plot and the table
+    assert "Group disparity, " in sections[0].blocks[0] and "most disfavoured: teenager" in sections[0].blocks[0]
+    assert "data-figure=" in sections[0].blocks[1] and len(sections[0].data) == len(set(sections[0].data))
     [(row, text)] = headline_lines(summary["statistics"])
     assert row["group"] == "teenager" and row["significant"] is True
     assert row["ci_low"] < -15 < row["ci_high"]
