@@ -2,7 +2,7 @@
 language-wide shift flags none beyond the level (simulation: ``tests/helpers/disparity_plans.py``).
 
 Each check runs 200 simulated studies; a bound is the binomial 99% bound (several checks: a 95% bound would be
-crossed by chance now and then). fr sexual_orientation: 10 groups (one, "lesbienne", asked 52 of the 130
+crossed by chance now and then). fr sexual_orientation: 10 groups (one, "lesbienne", asked only some of the
 questions: its wording does not fit every slot) and the MMHB packs' shared no-contact texts.
 """
 
