@@ -150,21 +150,25 @@ def test_statistics_are_the_summary_tests_in_one_shape(study: Path, exported: Pa
         contact, samaritan = opened.summary("contact"), opened.summary("samaritan")
         stories, leakage = opened.summary("stories"), opened.summary("leakage")
     tests = pd.DataFrame(contact["tests"])
-    tested = frames["contact"][~frames["contact"]["test"].str.startswith("t interval")]  # descriptive rows: no p
+    contact_tests = frames["contact"][frames["contact"]["source"] == "tests"]  # group disparity: its own test below
+    tested = contact_tests[~contact_tests["test"].str.startswith("t interval")]  # descriptive rows: no p
     assert len(tested) == len(tests)
     assert tested["p"].tolist() == pytest.approx(tests["p"].tolist())
     assert tested["p_adj"].tolist() == pytest.approx(tests["p_adj"].tolist())
     mcnemar = frames["contact"][frames["contact"]["comparison"] == "positive vs none"].iloc[0]
     assert mcnemar["ci_low"] < mcnemar["estimate"] < mcnemar["ci_high"] and mcnemar["n"] > 0
     groups = pd.DataFrame(samaritan["groups"])
-    sam = frames["samaritan"]
+    sam = frames["samaritan"][frames["samaritan"]["source"] == "groups"]  # group disparity: its own rows
     assert len(sam) == 3 * len(groups)
+    disparity = frames["samaritan"][frames["samaritan"]["source"] == "group disparity"]
+    assert set(disparity["group"].dropna()) == set(groups["group"])
     t = sam[sam["statistic_name"] == "t"].set_index("comparison")
     male = groups.set_index("group").loc["male"]
     assert t.loc["male vs control", "p"] == pytest.approx(male["p"])
     assert t.loc["male vs control", "estimate"] == pytest.approx(male["mean_diff"]) and male["mean_diff"] > 3
     assert bool(t.loc["male vs control", "significant"]) is bool(male["significant"])
-    assert len(frames["stories"]) == len(stories["associations"]) > 0
+    story_cells = frames["stories"][frames["stories"]["source"] == "associations"]  # beside them: their groups
+    assert len(story_cells) == len(stories["associations"]) > 0
     coefficients = [c for fit in leakage["fits"] for c in fit["coefficients"]]
     fitted = frames["leakage"][frames["leakage"]["source"] == "fits"]
     assert len(fitted) == len(coefficients) > 0

@@ -233,6 +233,10 @@ def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunT
         fail(str(exc))
     except KeyboardInterrupt:
         interrupted(opts.study)
+    if totals and not any(t.status == "stopped" for t in totals):
+        from biasatlas.report.disparity import print_run_headline
+
+        print_run_headline(name, opts.study, console)  # which group is treated worse, as the study now stands
     finish(totals)
     return totals
 

@@ -122,7 +122,7 @@ def _statistics_frame(rows: list[dict[str, Any]]) -> Any:
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
         elif column in _STAT_INTS:
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
-        elif column in ("significant", "headline"):
+        elif column in ("significant", "headline", "group_headline"):
             frame[column] = frame[column].map(lambda v: None if v is None or v != v else bool(v)).astype("boolean")
         else:
             frame[column] = frame[column].map(lambda v: None if v is None or v != v else str(v)).astype("string")

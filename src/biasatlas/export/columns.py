@@ -168,8 +168,13 @@ def stories_attribute(name: str) -> str:
 #: the statistics table: the same columns for every probe, in this order (docs/export.md)
 STATISTICS: dict[str, str] = {
     "probe": "Probe name.",
-    "source": "The summary table the row comes from (`biasatlas summary --json`), e.g. `tests`, `groups`.",
+    "source": "The summary table the row comes from (`biasatlas summary --json`), e.g. `tests`, `groups`, "
+    "`group disparity` (each group against the other groups of its axis or category, and the family's omnibus "
+    "test; docs/methods.md, \"Group disparity\").",
     "headline": "True for the rows the report's overview shows (one per model × language cell and scale).",
+    "group_headline": "Group disparity (`source` = `group disparity`): True for the row of the group the headline "
+    "of its family names (the most disfavoured group that differs, else the most favoured, else the largest gap); "
+    "the report's overview, `summary` and the run's last lines say it in words.",
     "model": "Model as the answers table shows it: an audit's display name, else the backend id (e.g. "
     "`local:smollm2@DIGEST`); leakage: the model with its method and mode; debias: `before → after`.",
     "mode": "How the model was asked: `generate` or `choice` (contact).",
@@ -179,8 +184,10 @@ STATISTICS: dict[str, str] = {
     "category": "Samaritan: the demographic category (race, gender, age).",
     "group": "Samaritan: the group compared with the control; contact across languages: the descriptor id "
     "that aligns the group over languages (its wording per language is in `comparison`); Samaritan across "
-    "languages: the English group name.",
-    "measure": "Contact: what is tested, `decision` (biased or not) or `P(biased)` (choice mode).",
+    "languages: the English group name; group disparity: the group compared with the other groups of its "
+    "family (empty on the family's omnibus row).",
+    "measure": "Contact: what is tested, `decision` (biased or not) or `P(biased)` (choice mode); group "
+    "disparity: also `rating` (Samaritan).",
     "attribute": "Stories: the prompted attribute A of the association (e.g. gender).",
     "value": "Stories: the prompted value a of A (e.g. female).",
     "compared_attribute": "Stories: the extracted attribute B of the association (e.g. occupation).",
@@ -190,10 +197,12 @@ STATISTICS: dict[str, str] = {
     "part": "Debias: the split part the comparison was asked on (e.g. test).",
     "task": "Debias quality rows: the quality task (qa, bbq).",
     "condition": "Debias BBQ rows: the BBQ context condition (ambiguous, disambiguated).",
-    "contact": "Debias: the contact framing of the grouping (none, positive, negative).",
+    "contact": "Debias: the contact framing of the grouping (none, positive, negative); group disparity: the "
+    "framing level of the family (`all`: the three framings pooled, the headline level; or one framing).",
     "scenario": "Debias: the scenario of the grouping (by_scenario rows).",
     "principle": "Debias: Allport's principle of the grouping (by_principle rows).",
-    "axis": "Debias: the identity axis of the grouping (by_axis rows).",
+    "axis": "Debias: the identity axis of the grouping (by_axis rows); contact group disparity: the axis whose "
+    "groups form the family.",
     "term": "Leakage: the fixed-effect term of the coefficient (e.g. `human_en`, `Intercept`).",
     "formula": "Leakage: the mixed model's formula.",
     "n_traits": "Leakage: traits in the fit.",

@@ -134,6 +134,10 @@ def contact_rows(summary: dict[str, Any]) -> list[Row]:
     from biasatlas.export.tidy_languages import across_language_rows
 
     rows += [{**row, **run_columns(summary.get("runs"), row.get("model"))} for row in across_language_rows(summary)]
+    from biasatlas.export.tidy_disparity import disparity_rows
+
+    rows += [{**row, **run_columns(summary.get("runs"), row.get("model"))} for row in disparity_rows(
+        "contact", summary.get("group_disparity") or [], alpha, ("model", "mode", "language", "axis"))]
     return _complete("contact", rows, summary.get("reading"))
 
 
@@ -190,6 +194,11 @@ def samaritan_rows(summary: dict[str, Any]) -> list[Row]:
 
     rows += [{**row, **run_columns(summary.get("runs"), row.get("model")), "temperature": row.get("temperature")}
              for row in samaritan_across_language_rows(summary)]
+    from biasatlas.export.tidy_disparity import disparity_rows
+
+    rows += [{**row, **run_columns(summary.get("runs"), row.get("model")), "temperature": row.get("temperature")}
+             for row in disparity_rows("samaritan", summary.get("group_disparity") or [], alpha,
+                                       (*SAMARITAN_CELL[:-1],), what="category")]
     return _complete("samaritan", rows, summary.get("reading"))
 
 

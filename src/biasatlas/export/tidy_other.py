@@ -94,7 +94,9 @@ def stories_rows(summary: dict[str, Any]) -> list[Row]:
             "n_unit": "stories with A=a and B=b (summed over the slices)", "family": family_label("stories"),
             **flag_columns("fisher", units, alpha, "the Fisher test of the cell", a.get("p")),
         })
-    return rows
+    from biasatlas.export.tidy_disparity import stories_group_rows
+
+    return rows + stories_group_rows(summary.get("associations") or [], alpha)  # which groups carry them
 
 
 def leakage_rows(summary: dict[str, Any]) -> list[Row]:

@@ -18,7 +18,7 @@ from biasatlas.report.cells import format_p
 
 COLUMNS = ["model", "language", "measure", "estimate", "ci_low", "ci_high", "test", "n", "p", "p_adj", "significant",
            "flags", "flag_notes", "family", "correction", "probability_effect", "scale", "seed", "samples", "mde",
-           "mde_note"]
+           "mde_note", "text"]
 
 
 def model_label(frame: pd.DataFrame) -> pd.Series:
@@ -31,7 +31,7 @@ def model_label(frame: pd.DataFrame) -> pd.Series:
 
 #: the headline's text columns: a missing value stays None (pandas would make it NaN, and NaN prints "nan")
 TEXT = ("mode", "scale", "measure", "test", "flags", "flag_notes", "family", "correction", "probability_effect",
-        "seed", "samples", "mde_note")
+        "seed", "samples", "mde_note", "text")
 
 
 def _texts(frame: pd.DataFrame) -> pd.DataFrame:
@@ -67,7 +67,7 @@ def contact_headline(summary: dict[str, Any]) -> pd.DataFrame:
                if r.get("measure") == "P(biased)" and r.get("test") == "paired t-test"}
     out = []
     for r in rows:
-        if not r.get("headline"):
+        if not r.get("headline") or r.get("source") != "tests":  # group disparity has its own headline
             continue
         shift, test = change.get(tuple(r.get(k) for k in key)), logodds.get(tuple(r.get(k) for k in key))
         probability = None
@@ -90,7 +90,7 @@ def contact_headline(summary: dict[str, Any]) -> pd.DataFrame:
     frame = pd.DataFrame(out)
     if frame.empty:
         return pd.DataFrame(columns=COLUMNS)
-    return _texts(frame.assign(model=model_label(frame))[COLUMNS])
+    return _texts(frame.assign(model=model_label(frame)).reindex(columns=COLUMNS))
 
 
 def samaritan_headline(summary: dict[str, Any]) -> pd.DataFrame:
@@ -99,7 +99,8 @@ def samaritan_headline(summary: dict[str, Any]) -> pd.DataFrame:
 
     Its estimate is the largest of several, so it tends to overstate.
     """
-    rows = [r for r in summary.get("statistics") or [] if r.get("estimand", "") and r.get("statistic_name") == "t"]
+    rows = [r for r in summary.get("statistics") or [] if r.get("estimand", "") and r.get("statistic_name") == "t"
+            and r.get("source") == "groups"]
     cell = ("model", "language", "temperature", "max_tokens")
     out = []
     for r in rows:
@@ -136,6 +137,39 @@ def leakage_headline(summary: dict[str, Any]) -> pd.DataFrame:
     return _texts(pd.DataFrame(out, columns=COLUMNS))
 
 
+def disparity_headline(summary: dict[str, Any]) -> pd.DataFrame:
+    """The group-disparity headline of each family (contact: axis; Samaritan: category), with its sentence
+    (``text``: "most disfavoured: …" or "no group differs: …";
+    :func:`biasatlas.export.tidy_disparity.headline_text`)."""
+    from biasatlas.export.tidy_disparity import headline_lines
+
+    out = []
+    for r, text in headline_lines(summary.get("statistics") or []):
+        scale = 1.0 if r.get("measure") == "rating" else 100.0
+        family = r.get("axis") or r.get("category")
+        out.append({
+            "model": str(r.get("model")), "mode": r.get("mode"), "language": r.get("language"),
+            "scale": None if r.get("temperature") is None or r.get("measure") != "rating" else
+            f"T={r.get('temperature')}", "measure": f"group disparity ({family}): the group − the other groups"
+            + (" (rating points)" if scale == 1.0 else " (% biased)"),
+            **{k: math.nan if _missing(r.get(k)) else scale * float(r[k]) for k in ("estimate", "ci_low", "ci_high")},
+            "test": r.get("test"), "n": r.get("n"), "p": r.get("p"), "p_adj": r.get("p_adj"),
+            "significant": bool(r.get("significant")), "flags": r.get("flags"), "flag_notes": r.get("flag_notes"),
+            "family": r.get("family"), "correction": r.get("correction"), "probability_effect": None,
+            "seed": r.get("seed"), "samples": r.get("samples"),
+            "mde": math.nan if _missing(r.get("mde")) else scale * float(r["mde"]), "mde_note": r.get("mde_note"),
+            "text": f"{family}: {text}",
+        })
+    frame = pd.DataFrame(out, columns=[*COLUMNS, "mode"])
+    if frame.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    if frame["mode"].isna().all():  # Samaritan: one mode, no label
+        frame = frame.drop(columns=["mode"])
+    else:
+        frame["mode"] = frame["mode"].astype(str)
+    return _texts(frame.assign(model=model_label(frame)).reindex(columns=COLUMNS))
+
+
 HEADLINES: dict[str, Callable[[dict[str, Any]], pd.DataFrame]] = {
     "contact": contact_headline,
     "samaritan": samaritan_headline,
@@ -148,4 +182,7 @@ def headline(probe: Any, store: Any) -> pd.DataFrame:
     compute = HEADLINES.get(probe.name)
     if compute is None:
         return pd.DataFrame(columns=COLUMNS)
-    return compute(probe.summarise(store))
+    summary = probe.summarise(store)
+    groups = disparity_headline(summary)  # which group is treated worse: a line of its own in the cell
+    own = compute(summary)
+    return own if groups.empty else pd.concat([groups, own], ignore_index=True) if not own.empty else groups

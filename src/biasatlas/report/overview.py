@@ -28,7 +28,12 @@ METHODS = (
     ">= 90% of the time (decisions cannot move: the change in P(biased) is shown where choice mode has it), "
     "more than 20% unreadable or refused, not tested (with the reason). "
     "Probes without a headline here (stories, leakage, debias) are summarised "
-    "in their own sections. Click a cell to see the answers behind it. Validity: readable answers (n and %) "
+    "in their own sections. Group disparity, a line of its own in each contact and samaritan cell: which group "
+    "of an axis (contact) or category (samaritan) is treated worse than the other groups of it, over the same "
+    "questions (contact: exact conditional test within questions, all framings pooled; samaritan: paired t over "
+    "scenarios), Holm over the groups: the most disfavoured group that differs, or that none does with the "
+    "largest gap and the smallest gap detectable at this size (MDE). "
+    "Click a cell to see the answers behind it. Validity: readable answers (n and %) "
     "and refusals per cell; the rates describe the readable answers only."
 )
 
@@ -90,6 +95,9 @@ NO_HEADLINE = {
 def _headline_lines(row: pd.Series, several: bool) -> tuple[list[str], str]:
     """The visible lines of one headline row and its hover text; no interval where a flag forbids one."""
     flags = _note(row.get("flags"))
+    if isinstance(row.get("text"), str):  # the group-disparity headline: its sentence says it all
+        return ([str(row["text"])], f"{row['measure']}; {row['test']}; n {row['n']} questions; p {_p(row['p'])}; "
+                f"adjusted p (holm over the groups of the family) {_p(row['p_adj'])}")
     prefix = f"{row['scale']}: " if several and row.get("scale") else ""
     mark = "<span class='sig'>*</span>" if bool(row["significant"]) else ""
     if any(code in flags for code in BLOCKING):
@@ -173,7 +181,7 @@ def overview_section(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.
         return None
     section = Section(title="Overview", methods=METHODS, key="overview")
     section.add_html(grid)
-    frames = [t.assign(probe=titles.get(p, p)) for p, t in headlines.items() if not t.empty]
+    frames = [t.assign(probe=_panel(t, titles.get(p, p))) for p, t in headlines.items() if not t.empty]
     if frames:
         table = pd.concat(frames, ignore_index=True)
         blocked = table["flags"].fillna("").astype(str).str.contains("not_|too_few_units")
@@ -185,6 +193,12 @@ def overview_section(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.
                           "flags: see each probe's methods)")
         section.add_plot(_forest(table), caption="Headline effects with 95% intervals (hover for n and p)")
     return section
+
+
+def _panel(table: pd.DataFrame, title: str) -> pd.Series:
+    """The forest panel of each headline row: the probe, or the probe's group disparity (a measure of its own)."""
+    text = table["text"] if "text" in table.columns else pd.Series(None, index=table.index, dtype=object)
+    return pd.Series([f"{title}: group disparity" if isinstance(t, str) else title for t in text], index=table.index)
 
 
 def _forest_unit(measure: str) -> str:

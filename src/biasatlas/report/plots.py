@@ -147,3 +147,64 @@ def heatmap_figure(panels: Sequence[tuple[str, pd.DataFrame, pd.DataFrame | None
     height = max(320, 40 * max((len(g) for _, g, _ in panels), default=1) + 180)
     fig.update_layout(template="plotly_white", height=height, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
+
+
+#: groups drawn per family in the disparity forest (the largest gaps; the table beside it has every group)
+FOREST_GROUPS = 25
+
+
+def _notes(value: Any) -> list[str]:
+    """A row's flag notes, one per flag; none where it has none (a missing value is never the text "nan")."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return []
+    return [note for note in str(value).split(" | ") if note]
+
+
+def disparity_forest(rows: Sequence[dict[str, Any]], family: str = "axis") -> Any:
+    """Each group's effect against the other groups of its family with its 95% interval, one panel per family
+    (model · language · ``family``), groups ordered by effect; a point that is not a finding hollow and grey,
+    one that differs (Holm) red. ``rows``: the group-disparity statistics rows of one measure and level."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    frame = pd.DataFrame([r for r in rows if r.get("group") and r.get("estimate") is not None])
+    if frame.empty:
+        return None
+    rating = bool((frame["measure"] == "rating").any())
+    scale, unit = (1.0, "rating points") if rating else (100.0, "percentage points")
+    keys = [k for k in ("model", "mode", "language", "temperature", family) if k in frame.columns
+            and frame[k].notna().any()]
+    panels = list(frame.groupby(keys, sort=True, dropna=False))
+    titles = [html.escape(" · ".join(str(v) for v in (key if isinstance(key, tuple) else (key,)))) for key, _ in panels]
+    sizes = [min(len(part), FOREST_GROUPS) for _, part in panels]
+    fig = make_subplots(rows=len(panels), cols=1, subplot_titles=titles, vertical_spacing=0.3 / max(len(panels), 1),
+                        row_heights=sizes)
+    for i, (_, part) in enumerate(panels, 1):
+        part = part.reindex(part["estimate"].abs().sort_values(ascending=False).index[:FOREST_GROUPS])
+        part = part.sort_values("estimate")
+        blocked = part["flags"].fillna("").astype(str).str.contains("not_tested|too_few_units")
+        for points, finding in ((part[~blocked], True), (part[blocked], False)):
+            if points.empty:
+                continue
+            est = scale * points["estimate"].astype(float)
+            hover = [hover_lines(scale * r["estimate"], scale * r["ci_low"] if r["ci_low"] is not None else None,
+                                 scale * r["ci_high"] if r["ci_high"] is not None else None, r["n"], r["p_adj"],
+                                 unit=f" {unit}", p_label="p adj (Holm)",
+                                 extra=[f"<b>{_text(r['group'])}</b>", *[f"⚑ {_text(n)}" for n in
+                                        _notes(r.get("flag_notes"))]])
+                     for _, r in points.iterrows()]
+            low = scale * pd.to_numeric(points["ci_low"], errors="coerce")
+            high = scale * pd.to_numeric(points["ci_high"], errors="coerce")
+            fig.add_trace(go.Scatter(
+                x=est.tolist(), y=[_text(g) for g in points["group"]], mode="markers",
+                error_x={"type": "data", "symmetric": False, "array": (high - est).clip(lower=0).tolist(),
+                         "arrayminus": (est - low).clip(lower=0).tolist(), "color": "#555", "visible": finding},
+                marker={"color": ["#b03a2e" if s else "#555" for s in points["significant"]], "size": 9}
+                if finding else UNTESTED_MARKER, hovertext=hover, hoverinfo="text", showlegend=False,
+                name="group" if finding else "not a finding"), row=i, col=1)
+        fig.add_vline(x=0, line={"color": "#999", "dash": "dot"}, row=i, col=1)
+        fig.update_xaxes(title_text=f"the group − the other groups ({unit}, 95% CI)", row=i, col=1)
+        fig.update_yaxes(title_text="group", automargin=True, row=i, col=1)
+    fig.update_layout(height=160 + 24 * sum(sizes) + 60 * len(panels), template="plotly_white",
+                      margin={"l": 10, "r": 10, "t": 40, "b": 30})
+    return fig

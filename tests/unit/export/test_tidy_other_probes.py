@@ -54,8 +54,9 @@ DEBIAS: dict[str, Any] = {
 }
 
 
-def _rows(probe: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
-    return statistics_rows(probe, summary, alpha=0.05)
+def _rows(probe: str, summary: dict[str, Any], source: str | None = None) -> list[dict[str, Any]]:
+    rows = statistics_rows(probe, summary, alpha=0.05)
+    return rows if source is None else [r for r in rows if r["source"] == source]
 
 
 @pytest.mark.parametrize(("probe", "summary"), [("stories", STORIES), ("leakage", LEAKAGE), ("debias", DEBIAS)])
@@ -71,13 +72,13 @@ def test_rows_have_every_column_and_no_data_in_test_or_subset(probe: str, summar
 
 
 def test_stories_factors_in_columns_and_fisher_rule() -> None:
-    (row,) = _rows("stories", STORIES)
+    (row,) = _rows("stories", STORIES, "associations")  # beside it, its group's row (group disparity)
     assert (row["attribute"], row["value"]) == ("gender", "female")
     assert (row["compared_attribute"], row["compared_value"]) == ("occupation", "nurse")
     assert row["slices"] == 2 and row["estimate"] == 2.6 and row["estimand"].startswith("lift")
     assert row["ci_low"] is None and row["ci_high"] is None  # no interval of the lift is computed
     assert row["flags"] is None and row["min_units"] == min_units("fisher", 0.05)
-    (small,) = _rows("stories", STORIES_SMALL)
+    (small,) = _rows("stories", STORIES_SMALL, "associations")
     assert small["flags"] == "too_few_units"
 
 

@@ -280,6 +280,9 @@ def sections(store: Any) -> list[Section]:
         section.add_text("No scored answers yet.")
         return [section]
     tables = ca.all_tables(out)
+    from biasatlas.probes.contact.disparity import add_to_section
+
+    add_to_section(section, out)  # which group of an axis is treated worse: first
     section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing",
                        plot=bar_plot(tables["by_contact"]))
     section.add_table(wide_rates(tables["by_contact"]), "By contact framing, models side by side: % of answers "

@@ -45,6 +45,8 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
     probabilities) across all of them; ``alpha`` (default 0.05) sets the level of the tests' intervals
     (1 − alpha) and marks which adjusted p-values are significant when printed. The tables' intervals are 95%.
     """
+    import pandas as pd
+
     from biasatlas.probes.contact import analysis as ca
 
     alpha, correction = analysis_options(alpha, correction)
@@ -81,6 +83,10 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
 
         # each group's effect in every language, and whether it differs (issue 29); None: one language
         summary["across_languages"] = across_languages(out, alpha)
+    from biasatlas.probes.contact.disparity import disparity
+
+    # which group of an axis is treated worse: the headline (docs/methods.md, "Group disparity")
+    summary["group_disparity"] = ca.records(pd.DataFrame(disparity(out, alpha)))
     from biasatlas.export.statistics import run_info
     from biasatlas.export.tidy import contact_rows
     from biasatlas.readers.agreement import agreement
@@ -147,6 +153,7 @@ KEYS = ("model", "mode", "language", "scale")
 def print_summary(summary: dict[str, Any], console: Any) -> None:
     """The contact tables (paper 001 Table 3 layout and adherence; polarity, framing agreement and probability
     tables) and the tests."""
+    print_disparity_headline(summary, console)  # the first lines: which group of an axis is treated worse
     last = summary.get("last_run")
     if last:
         console.print(
@@ -175,6 +182,7 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
     _print_adherence(summary, console, head)
     _print_answer_tables(summary, console, head)
     _print_tests(summary, console, head)
+    print_disparity_table(summary, console)
     _print_across_languages(summary, console)
     from biasatlas.report.reading_failures import print_failures
 
@@ -212,6 +220,38 @@ def _print_across_languages(summary: dict[str, Any], console: Any) -> None:
                       "(across_languages) and the export" if not tests[SHOWN_GROUPS]["differs"] else
                       f"{len(tests) - SHOWN_GROUPS} more groups in `summary --json` (across_languages) and the export")
     console.print(f"method: {block['method']}")
+
+
+def print_disparity_headline(summary: dict[str, Any], console: Any) -> None:
+    """The first lines: per model x mode x language x axis, the group treated worst (or that none differs)."""
+    from biasatlas.export.tidy_disparity import headline_lines
+
+    for row, text in headline_lines(summary.get("statistics") or []):
+        cell = " · ".join(str(row[k]) for k in ("model", "mode", "language") if row.get(k))
+        console.print(f"group disparity {cell}: {text}", markup=False, soft_wrap=True)
+
+
+def print_disparity_table(summary: dict[str, Any], console: Any) -> None:
+    """Each group against the other groups of its axis (all framings pooled), ordered by effect."""
+    from biasatlas.export.tidy_disparity import SOURCE
+    from biasatlas.report.cells import format_p
+
+    rows = [r for r in summary.get("statistics") or [] if r.get("source") == SOURCE and r.get("group")
+            and r.get("contact") == "all" and r.get("measure") == "decision"]
+    if not rows:
+        return
+    rows.sort(key=lambda r: (str(r["model"]), str(r["mode"]), str(r["language"]), str(r["axis"]),
+                             -(r["estimate"] if r.get("estimate") is not None else -1e9)))
+    table = [[str(r["model"]), str(r["mode"]), str(r["language"]), str(r["axis"]), str(r["group"]), str(r["n"]),
+              _num(None if r.get("estimate") is None else 100 * r["estimate"], "+.1f"),
+              "–" if r.get("ci_low") is None or "too_few" in str(r.get("flags")) else
+              _interval(100 * r["ci_low"], 100 * r["ci_high"], "+.1f"), format_p(r.get("p")),
+              p_adj_text(r.get("p_adj"), float(r.get("alpha") or DEFAULT_ALPHA), r.get("flags"))] for r in rows]
+    console.print(_table("Group disparity: % biased, each group − the mean of the other groups of its axis, all "
+                         "framings pooled, in points [95% CI clustered on no-contact questions]; exact conditional "
+                         "test within questions; p adj Holm over the groups of the axis",
+                         ["model", "mode", "lang", "axis", "group", "n questions", "effect", "95% CI", "p",
+                          "p adj ⚑ flags"], table))
 
 
 def _verdict(row: dict[str, Any]) -> str:

@@ -160,14 +160,19 @@ class SamaritanProbe(Probe):
                          equivalence_margin=analysis.get("equivalence_margin"))
 
     def print_summary(self, summary: dict[str, Any], console: Any) -> None:
+        from biasatlas.probes.samaritan.disparity import print_disparity
         from biasatlas.probes.samaritan.report import print_summary
 
+        print_disparity(summary, console)  # the first lines: which group is rated unlike the others
         print_summary(summary, console)
 
     def report_sections(self, store: Store) -> list[Section]:
+        from biasatlas.probes.samaritan.disparity import add_to_sections
         from biasatlas.probes.samaritan.report import report_sections
 
-        return report_sections(store)
+        sections = report_sections(store)
+        add_to_sections(sections, store)  # which group is rated unlike the others: first in the section
+        return sections
 
 
 PROBE = SamaritanProbe()

@@ -158,6 +158,13 @@ def summarise(
 
         # each group's gap from the control in every language, and whether it differs (issue 29); None: one language
         summary["across_languages"] = across_languages(frame, settings["alpha"])
+    from biasatlas.probes.samaritan.disparity import answer_quality, disparity
+
+    # which group of a category is rated differently from the others: the headline (docs/methods.md)
+    block = disparity(frame, summary["groups"], settings["alpha"]) if not frame.empty else {}
+    summary["group_disparity"] = _records(pd.DataFrame(answer_quality(block.get("groups", []), summary["groups"])))
+    summary["group_disparity_pairs"] = _records(pd.DataFrame(block.get("pairs", [])))
+    summary["group_disparity_spread"] = _records(pd.DataFrame(block.get("spread", [])))
     from biasatlas.export.statistics import run_info
     from biasatlas.export.tidy import samaritan_rows
     from biasatlas.readers.agreement import agreement

@@ -1,0 +1,167 @@
+"""Group disparity of the contact probe: which group of an axis gets the biased decision more often.
+
+Family: one model × mode × language × axis; its groups are the axis's groups. Every group is asked the same
+*questions*: a template cell × scale × action × framing; in the nine MMHB packs a group's no-contact text does not
+change with the contact principle, so the cells that share it are one question (answered once, counted once).
+Per group and question: the majority decision of its readable samples (a tie: no decision). Each question
+enters the tests (:mod:`biasatlas.stats.disparity`) with the groups that have a decision on it (a group whose
+wording its language's slots cannot always take, such as fr "lesbienne", is compared on the questions it was
+asked); the P(biased) tests use the questions every group has. The interval of a
+group's effect is clustered on the no-contact question its framed questions belong to (the independent unit of
+the contact tests). Levels: ``all`` (the three framings pooled: the headline, three times the questions, and the
+framing's own effect is the contact tests' question) and each framing on its own (each its own family).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from biasatlas.stats.disparity import (
+    binary_groups,
+    binary_omnibus,
+    continuous_groups,
+    continuous_omnibus,
+    group_mde,
+    step_down,
+)
+
+FAMILY = ("model", "mode", "language", "axis")
+#: what makes two prompts the same question for two groups
+CELL = ("template_set", "template_id", "scale", "action")
+LEVELS = ("all", "none", "positive", "negative")
+HEADLINE_LEVEL = "all"
+
+
+def question_rows(group_frame: pd.DataFrame) -> pd.DataFrame:
+    """Per group × question: its decision (majority of the readable samples), mean P(biased) and the question's
+    no-contact unit. A question is the first (template cell, framing) of the texts one group is asked alike."""
+    frame = group_frame.copy()
+    text = frame["key"] if "key" in frame.columns else frame["messages_json"]
+    frame["_text"] = text.astype(str)
+    cell = frame[CELL[0]].astype(str)
+    for column in CELL[1:]:
+        cell = cell + "|" + frame[column].astype(str)
+    frame["_cell"] = cell
+    frame["_q"] = cell + "|" + frame["contact"].astype(str)
+    # per group, the texts shared by several cells are one question, named by the first cell that asks it
+    first = frame.groupby(["group", "contact", "_text"])["_q"].transform("min")
+    frame["question"] = first
+    none = frame[frame["contact"] == "none"].groupby(["group", "_cell"])["question"].first().rename("unit")
+    unit = frame[["group", "_cell"]].merge(none.reset_index(), on=["group", "_cell"], how="left")["unit"]
+    frame["unit"] = unit.set_axis(frame.index).fillna(frame["_cell"])
+    answers = frame.drop_duplicates(["group", "question", "_text", "sample_index"])
+    readable = answers[answers["biased"].notna()]
+    share = readable.groupby(["group", "question"])["biased"].mean()
+    decision = (share > 0.5).astype(float).where(share != 0.5)
+    p = pd.to_numeric(answers["p_biased"], errors="coerce") if "p_biased" in answers else None
+    out = pd.DataFrame({"decision": decision})
+    if p is not None and p.notna().any():
+        out["p_biased"] = answers.assign(p_biased=p).groupby(["group", "question"])["p_biased"].mean()
+    units = frame.groupby(["group", "question"])[["unit", "contact"]].first()
+    return out.join(units, how="outer").reset_index()
+
+
+def _wide(rows: pd.DataFrame, column: str, complete: bool) -> tuple[pd.DataFrame, np.ndarray]:
+    """Questions × groups of ``column`` (NaN: the group has no decision on it; ``complete``: only the questions
+    every group has), questions of two groups at least, and each question's unit."""
+    wide = rows.pivot(index="question", columns="group", values=column)
+    wide = wide.dropna() if complete else wide[wide.notna().sum(axis=1) >= 2]
+    units = rows.groupby("question")["unit"].first().reindex(wide.index).astype(str).to_numpy()
+    return wide, units
+
+
+def _answer_quality(part: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Per group: answers, unreadable, refusals (for the answer flags of its row)."""
+    out = {}
+    for group, rows in part.groupby("group"):
+        reason = rows["reason"].fillna("").astype(str).str.lower() if "reason" in rows else pd.Series(dtype=str)
+        none = rows["decision"] == "none"
+        out[str(group)] = {"answers": len(rows), "unreadable": int(none.sum()),
+                           "refusals": int((none & reason.str.contains("refus")).sum())}
+    return out
+
+
+def _family_rows(labels: dict[str, Any], rows: pd.DataFrame, level: str, alpha: float,
+                 quality: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    part = rows if level == "all" else rows[rows["contact"] == level]
+    groups_asked = sorted(part["group"].astype(str).unique())
+    out: list[dict[str, Any]] = []
+    wide, units = _wide(part, "decision", complete=False)
+    wide = wide.loc[:, wide.notna().any()]
+    base = {**labels, "level": level, "groups": len(groups_asked)}
+    if wide.shape[1] >= 2 and len(wide):
+        groups = [str(g) for g in wide.columns]
+        table = wide.to_numpy(float)
+        omnibus = binary_omnibus(table, seed=0)
+        effects = step_down(table, groups, units, alpha, binary_groups)
+        mde = group_mde(len(wide), len(groups), float(np.nanmean(table)), alpha)
+        common = {**base, "measure": "decision", "questions": len(wide), "units": len(np.unique(units)),
+                  "omnibus_test": omnibus.method, "omnibus_statistic": omnibus.statistic, "omnibus_p": omnibus.p,
+                  "omnibus_varying": omnibus.varying, "mde": mde}
+        for e in effects:
+            out.append({**common, "group": e.group, "value": e.value, "others": e.others, "effect": e.effect,
+                        "ci_low": e.ci_low, "ci_high": e.ci_high, "statistic": e.statistic, "p": e.p,
+                        "min_p": e.min_p, "p_adj": e.p_adj, "n": e.n, "units": e.units,
+                        "test": "exact conditional test within questions (the group's biased answers, Poisson-"
+                        "binomial null)", **quality.get(e.group, {})})
+    if "p_biased" in part.columns:
+        wide_p, units_p = _wide(part, "p_biased", complete=True)
+        if wide_p.shape[1] >= 2 and len(wide_p):
+            groups = [str(g) for g in wide_p.columns]
+            omnibus = continuous_omnibus(wide_p.to_numpy(float))
+            for e in step_down(wide_p.to_numpy(float), groups, units_p, alpha, continuous_groups):
+                out.append({**base, "measure": "P(biased)", "questions": len(wide_p),
+                            "omnibus_test": omnibus.method, "omnibus_statistic": omnibus.statistic,
+                            "omnibus_p": omnibus.p, "omnibus_varying": omnibus.varying, "group": e.group,
+                            "value": e.value, "others": e.others, "effect": e.effect, "ci_low": e.ci_low,
+                            "ci_high": e.ci_high, "statistic": e.statistic, "p": e.p, "min_p": e.min_p,
+                            "p_adj": e.p_adj, "n": e.n, "units": e.units, "mde": None,
+                            "test": "t-test of the mean difference per no-contact question",
+                            **quality.get(e.group, {})})
+    left_out = sorted(set(groups_asked) - {str(g) for g in wide.columns}) if len(wide) else groups_asked
+    for group in left_out:  # a group without a decision on the questions the others share: not tested
+        out.append({**base, "measure": "decision", "group": group, "questions": len(wide), "n": 0, "units": 0,
+                    "test": "not tested: no decision on the questions the other groups share",
+                    **quality.get(group, {})})
+    return out
+
+
+def disparity(outcomes: pd.DataFrame, alpha: float = 0.05) -> list[dict[str, Any]]:
+    """Every family's group rows (see the module): per level and measure, one row per group."""
+    if outcomes.empty or "group" not in outcomes.columns:
+        return []
+    rows: list[dict[str, Any]] = []
+    for key, part in outcomes.groupby(list(FAMILY), sort=True):
+        labels = dict(zip(FAMILY, key, strict=True))
+        if part["group"].nunique() < 2:
+            continue
+        quality = _answer_quality(part)
+        questions = question_rows(part)
+        for level in LEVELS:
+            if level != "all" and level not in set(part["contact"]):
+                continue
+            rows.extend(_family_rows(labels, questions, level, alpha, quality))
+    return rows
+
+
+def statistics(outcomes: pd.DataFrame, alpha: float = 0.05) -> list[dict[str, Any]]:
+    """The group-disparity statistics rows of ``outcomes`` (as the summary's, for the report's section)."""
+    from biasatlas.export.tidy_disparity import disparity_rows
+
+    return disparity_rows("contact", disparity(outcomes, alpha), alpha, FAMILY)
+
+
+METHODS = ("Contact: per model × mode × language × axis, the questions (template cell × scale × action × "
+           "framing) every group is asked; the group's share of biased decisions minus the other groups' "
+           "mean, Newcombe interval on the answers deflated by the design effect of the no-contact questions; "
+           "exact conditional test within questions; Holm over the groups of the axis.")
+
+
+def add_to_section(section: Any, outcomes: pd.DataFrame, alpha: float = 0.05) -> None:
+    """The report's group-disparity block (headline sentences, forest plot, table) in the probe's section."""
+    from biasatlas.report.disparity import add_disparity
+
+    add_disparity(section, statistics(outcomes, alpha), "axis", METHODS)

@@ -1,0 +1,67 @@
+"""The group-disparity block of a probe's report section: the forest plot of every family and its table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from biasatlas.report.html import Section
+
+COLUMNS = {"model": "model", "mode": "mode", "language": "language", "temperature": "T", "axis": "axis",
+           "category": "category", "group": "group", "n": "n questions", "units": "units", "estimate": "effect",
+           "ci_low": "CI low", "ci_high": "CI high", "p": "p", "p_adj": "p adj (Holm)", "significant": "differs",
+           "mde": "MDE", "flags": "⚑ flags", "test": "test"}
+
+
+def add_disparity(section: Section, rows: Sequence[dict[str, Any]], family: str, methods: str) -> None:
+    """Add the headline sentences, the forest plot and the table of ``rows`` (one probe's disparity rows)."""
+    from biasatlas.export.tidy_disparity import SOURCE, headline_lines
+    from biasatlas.report.plots import disparity_forest
+
+    rows = [r for r in rows if r.get("source") == SOURCE]
+    if not rows:
+        return
+    for row, text in headline_lines(rows):
+        where = " · ".join(str(row[k]) for k in ("model", "mode", "language") if row.get(k))
+        section.add_text(f"Group disparity, {where}: {text}")
+    main = [r for r in rows if r.get("contact") in (None, "all") and r.get("measure") in ("decision", "rating")]
+    figure = disparity_forest(main, family)
+    if figure is not None:
+        section.add_plot(figure, caption="Group disparity: each group against the other groups of its "
+                         f"{family}, ordered by effect, with 95% intervals; red: differs (Holm-adjusted p below "
+                         "alpha), hollow grey: not a finding (its flag in the hover). " + methods)
+    table = pd.DataFrame([r for r in rows if r.get("group")])
+    if "contact" in table.columns:
+        table = table.rename(columns={"contact": "framing"})
+    shown = [c for c in ("framing", "measure", *COLUMNS) if c in table.columns and table[c].notna().any()]
+    section.add_table(table[shown].rename(columns=COLUMNS), caption="Group disparity, every group: effect = the "
+                      f"group − the other groups of its {family} (shares: 0-1; ratings: rating points), its 95% "
+                      "interval, the exact or t test, p adjusted (Holm) over the groups of the family, the MDE "
+                      "of a group at this size; framing 'all' is the headline level (the framings pooled).")
+
+
+def prepend(section: Section, build: Callable[[Section], None]) -> None:
+    """Put what ``build`` adds to a section at the top of ``section`` (its plots under their own ids)."""
+    block = Section(title=section.title, key=f"{section.key or section.title}-groups")
+    build(block)
+    section.blocks[0:0] = block.blocks
+    section.data.update(block.data)
+    section.files[0:0] = block.files
+    section.has_plots = section.has_plots or block.has_plots
+
+
+def print_run_headline(probe_name: str, study: Any, console: Any) -> None:
+    """The run's last lines: each family's group-disparity headline of the study as it now stands."""
+    if probe_name not in ("contact", "samaritan"):
+        return
+    from biasatlas.export.tidy_disparity import headline_lines
+    from biasatlas.probes import load_probe
+    from biasatlas.store import Store
+
+    with Store(study, readonly=True) as store:
+        summary = load_probe(probe_name).summarise(store)
+    for row, text in headline_lines(summary.get("statistics") or []):
+        where = " · ".join(str(row[k]) for k in ("model", "mode", "language") if row.get(k))
+        console.print(f"group disparity {where}: {text}", markup=False, soft_wrap=True)
