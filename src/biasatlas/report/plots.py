@@ -62,6 +62,20 @@ def _panels(frame: pd.DataFrame, panel: str | None) -> list[tuple[str, pd.DataFr
     return [(str(key), part) for key, part in frame.groupby(panel, sort=True)]
 
 
+#: panels side by side in one row of a figure; more wrap to further rows (plotly refuses a spacing wider than
+#: 1 / (columns - 1): one column per model broke the report at 14 models)
+PANEL_COLUMNS = 4
+
+
+def panel_grid(panels: int) -> tuple[int, int, dict[str, float]]:
+    """(rows, columns, spacing keywords) for ``panels`` panels: at most ``PANEL_COLUMNS`` a row."""
+    cols = max(1, min(panels, PANEL_COLUMNS))
+    rows = max(1, math.ceil(panels / cols))
+    spacing = {"horizontal_spacing": min(0.06, 0.5 / (cols - 1)) if cols > 1 else 0.02,
+               "vertical_spacing": min(0.3 / rows, 0.5 / (rows - 1)) if rows > 1 else 0.1}
+    return rows, cols, spacing
+
+
 def interval_figure(
     frame: pd.DataFrame, *, category: str | Sequence[str], estimate: str, low: str, high: str,
     x_title: str, y_title: str, group: str | None = None, panel: str | None = None, n: str | None = None,
@@ -75,10 +89,14 @@ def interval_figure(
 
     keys = [category] if isinstance(category, str) else list(category)
     panels = _panels(frame, panel)
-    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[html.escape(t) for t, _ in panels],
-                        shared_yaxes=True, horizontal_spacing=0.06 if len(panels) > 1 else 0.02)
+    n_rows, n_cols, spacing = panel_grid(len(panels))
+    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=[html.escape(t) for t, _ in panels],
+                        shared_yaxes=True, **spacing)
     seen: set[str] = set()
-    for col, (_, part) in enumerate(panels, 1):
+    for index, (_, part) in enumerate(panels):
+        row, col = divmod(index, n_cols)
+        row += 1
+        col += 1
         groups = list(part.groupby(group, sort=False)) if group else [("", part)]
         for name, rows in groups:
             labels = [" · ".join(_text(r[k]) for k in keys) for _, r in rows.iterrows()]
@@ -102,18 +120,19 @@ def interval_figure(
             else:
                 trace = go.Scatter(x=labels, y=est.tolist(), error_y=error, mode="markers", marker=marker,
                                    **common)
-            fig.add_trace(trace, row=1, col=col)
+            fig.add_trace(trace, row=row, col=col)
             seen.add(str(name))
     # the x axis of every panel is titled; the y axis once, on the first panel (the panels sit side by side)
     fig.update_xaxes(title_text=x_title, automargin=True)
     fig.update_yaxes(automargin=True)
-    fig.update_yaxes(title_text=y_title, row=1, col=1)
+    for row in range(1, n_rows + 1):
+        fig.update_yaxes(title_text=y_title, row=row, col=1)
     if y_range:
         (fig.update_xaxes if horizontal else fig.update_yaxes)(range=list(y_range))
     if horizontal:
         fig.add_vline(x=0, line={"color": "#999", "dash": "dot"})
     rows_per_panel = max((len(part) for _, part in panels), default=1)
-    height = max(360, 28 * rows_per_panel + 160) if horizontal else 420
+    height = (max(360, 28 * rows_per_panel + 160) if horizontal else 420) * n_rows
     fig.update_layout(barmode="group", template="plotly_white", height=height,
                       legend_title_text=html.escape(group or ""), margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
@@ -126,9 +145,11 @@ def heatmap_figure(panels: Sequence[tuple[str, pd.DataFrame, pd.DataFrame | None
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(rows=1, cols=max(len(panels), 1), subplot_titles=[html.escape(t) for t, _, _ in panels],
-                        horizontal_spacing=0.08)
-    for col, (_, grid, counts) in enumerate(panels, 1):
+    n_rows, n_cols, spacing = panel_grid(max(len(panels), 1))
+    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=[html.escape(t) for t, _, _ in panels],
+                        **spacing)
+    for index, (_, grid, counts) in enumerate(panels):
+        row, col = (i + 1 for i in divmod(index, n_cols))
         xs = [_text(c) for c in grid.columns]
         ys = [_text(i) for i in grid.index]
         values = grid.to_numpy(dtype=float)
@@ -140,11 +161,12 @@ def heatmap_figure(panels: Sequence[tuple[str, pd.DataFrame, pd.DataFrame | None
         fig.add_trace(go.Heatmap(z=[[None if math.isnan(v) else v for v in row] for row in values], x=xs, y=ys,
                                  zmin=zmin, zmax=zmax, colorscale=colorscale, text=text, texttemplate="%{text}",
                                  hovertext=hover, hoverinfo="text", showscale=col == 1,
-                                 colorbar={"title": {"text": html.escape(z_title)}}), row=1, col=col)
+                                 colorbar={"title": {"text": html.escape(z_title)}}), row=row, col=col)
     fig.update_xaxes(title_text=html.escape(x_title), automargin=True)
     fig.update_yaxes(automargin=True)
-    fig.update_yaxes(title_text=html.escape(y_title), row=1, col=1)
-    height = max(320, 40 * max((len(g) for _, g, _ in panels), default=1) + 180)
+    for row in range(1, n_rows + 1):
+        fig.update_yaxes(title_text=html.escape(y_title), row=row, col=1)
+    height = max(320, 40 * max((len(g) for _, g, _ in panels), default=1) + 180) * n_rows
     fig.update_layout(template="plotly_white", height=height, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
 
