@@ -23,7 +23,10 @@ def _row(probe: str, role: str, verdict: dict[str, Any]) -> list[str]:
     effect = found.get("effect")
     shown = "—" if effect is None else (f"{100 * effect:+.0f} pp [{100 * found['ci_low']:+.0f}, "
                                          f"{100 * found['ci_high']:+.0f}], p(BH) {found['p_adj']:.2g}")
-    return [probe, role, verdict["language"], verdict["planted"], "found" if verdict["detected"] else "not found",
+    found_text = "found" if verdict["detected"] else "not found"
+    if "headline_group" in verdict:  # contact: the group the probe's own group-disparity headline names
+        found_text += f"; headline: {verdict['headline_group'] or 'no group differs'}"
+    return [probe, role, verdict["language"], verdict["planted"], found_text,
             shown, f"{len(verdict['false_flags'])} of {verdict['untouched']} (≤ {verdict['false_flag_bound']})"]
 
 

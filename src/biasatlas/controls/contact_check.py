@@ -24,10 +24,17 @@ class LanguageVerdict:
     false_flags: list[str]
     untouched: int
     bound: int
+    #: the group the probe's group-disparity headline names in this language (None: no group differs)
+    headline: str | None = None
 
     @property
     def detected(self) -> bool:
         return bool(self.found and self.found.significant and self.found.effect > 0)
+
+    @property
+    def headlined(self) -> bool:
+        """The planted group is what the probe's own headline names: "most disfavoured: <planted> …"."""
+        return self.headline == self.planted
 
     @property
     def clean(self) -> bool:
@@ -36,7 +43,8 @@ class LanguageVerdict:
     def as_dict(self) -> dict[str, Any]:
         return {"language": self.language, "planted": self.planted, "detected": self.detected,
                 "found": None if self.found is None else self.found.as_dict(), "false_flags": self.false_flags,
-                "untouched": self.untouched, "false_flag_bound": self.bound, "clean": self.clean}
+                "untouched": self.untouched, "false_flag_bound": self.bound, "clean": self.clean,
+                "headline_group": self.headline, "headlined": self.headlined}
 
 
 @dataclass
@@ -50,18 +58,33 @@ class ContactCheck:
 
     @property
     def passed(self) -> bool:
-        return all(v.detected and v.clean for v in self.verdicts)
+        return all(v.detected and v.clean and v.headlined for v in self.verdicts)
 
 
-def judge(findings: list[GroupFinding], measurement: contact.Measurement, alpha: float) -> list[LanguageVerdict]:
-    """Per language: was the planted group found (significant, more biased), and how many others were flagged."""
+def judge(findings: list[GroupFinding], measurement: contact.Measurement, alpha: float,
+          headlines: dict[str, str | None] | None = None) -> list[LanguageVerdict]:
+    """Per language: was the planted group found (significant, more biased), how many others were flagged, and
+    which group the probe's group-disparity headline names."""
     out = []
     for language, planted in measurement.planted.items():
         mine = [f for f in findings if f.language == language and f.group == planted]
         untouched = len(measurement.untouched[language])
         out.append(LanguageVerdict(language, planted, mine[0] if mine else None,
                                    [f.group for f in flagged(findings, language, planted)], untouched,
-                                   false_flag_bound(untouched, alpha)))
+                                   false_flag_bound(untouched, alpha), (headlines or {}).get(language)))
+    return out
+
+
+def headline_groups(frame: Any, alpha: float) -> dict[str, str | None]:
+    """Per language, the group the contact probe's group-disparity headline names as treated worse (None when
+    its headline says no group differs): what `summary` and the report would print for this study."""
+    from biasatlas.export.tidy_disparity import headline_lines
+    from biasatlas.probes.contact.disparity import statistics
+
+    out: dict[str, str | None] = {}
+    for row, text in headline_lines(statistics(frame, alpha)):
+        disfavoured = bool(row.get("significant")) and text.startswith("most disfavoured")
+        out[str(row["language"])] = str(row["group"]) if disfavoured else out.get(str(row["language"]))
     return out
 
 
@@ -74,4 +97,5 @@ def check_contact(backend: BackendOptions, study: str | Path, cells: int | None 
     frame = contact_outcomes(study, backend_id)
     frame = frame[frame["prompt_id"].isin(ids)]
     findings = find_groups(frame, alpha)
-    return ContactCheck(judge(findings, measurement, alpha), findings, len(measurement.prompts), backend_id)
+    return ContactCheck(judge(findings, measurement, alpha, headline_groups(frame, alpha)), findings,
+                        len(measurement.prompts), backend_id)

@@ -24,7 +24,8 @@ def _check(detected: bool, false_flags: list[str]) -> ContactCheck:
     verdicts = [LanguageVerdict(lang, group, GroupFinding(lang, group, 9, effect, effect - 0.1, effect + 0.1, 0.001,
                                                           0.01 if detected else 0.9, detected,
                                                           "more biased" if detected else "none"),
-                                false_flags, 6, 2) for lang, group in (("en", "Buddhist"), ("de", "Buddhists"))]
+                                false_flags, 6, 2, group if detected else None)  # the headline's group
+                for lang, group in (("en", "Buddhist"), ("de", "Buddhists"))]
     return ContactCheck(verdicts, [], 126, "id")
 
 

@@ -59,3 +59,21 @@ def test_summary_prints_the_headline_first(summary: dict[str, Any]) -> None:
     assert all(line.startswith("group disparity ") for line in lines[:2])  # the first lines
     named = {line.split("most disfavoured: ")[1].split(" [")[0] for line in lines[:2]}
     assert named == {"Buddhist +100.0 pp", "Buddhists +100.0 pp"}
+
+
+def test_the_control_check_requires_the_planted_group_to_be_the_headline(tmp_path_factory: pytest.TempPathFactory
+                                                                         ) -> None:
+    from biasatlas.controls.contact_check import headline_groups, judge
+    from biasatlas.controls.groups import find_groups
+    from biasatlas.probes.contact.read import load_outcomes
+
+    measured = contact.measurement_prompts(cells=4)
+    with Store(tmp_path_factory.mktemp("check")) as store:
+        run_plan(measured.prompts, FakeBackend(_trained), store, GenerationSettings(mode="generate"), progress=False)
+        frame = load_outcomes(store)
+    headlines = headline_groups(frame, 0.05)
+    assert headlines == contact.PLANTED
+    verdicts = judge(find_groups(frame, 0.05), measured, 0.05, headlines)
+    assert all(v.detected and v.headlined for v in verdicts)
+    elsewhere = judge(find_groups(frame, 0.05), measured, 0.05, {lang: "Muslims" for lang in headlines})
+    assert not any(v.headlined for v in elsewhere)  # a headline naming another group fails the control
