@@ -60,7 +60,8 @@ def print_run_headline(probe_name: str, study: Any, console: Any) -> None:
     from biasatlas.probes import load_probe
     from biasatlas.store import Store
 
-    with Store(study, readonly=True) as store:
+    # not read-only: a read-only connection cannot checkpoint, and would leave the -wal file behind the run
+    with Store(study) as store:
         summary = load_probe(probe_name).summarise(store)
     for row, text in headline_lines(summary.get("statistics") or []):
         where = " · ".join(str(row[k]) for k in ("model", "mode", "language") if row.get(k))

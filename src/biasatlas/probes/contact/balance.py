@@ -96,7 +96,7 @@ def balanced_specs(specs: Sequence[SetSpec], limit: int, seed: int) -> list[SetS
     if per_group == 0:
         return None
     chosen: list[int] = []
-    extra: list[list[int]] = []  # per language, the sets of one more question, in a seeded order
+    extra: list[list[list[int]]] = []  # per language, the sets of its following questions, in a seeded order
     rng = random.Random(seed)
     rank = _order({_design_key(spec) for spec in spec_of.values()}, rng)
     for language, everyone in groups.items():
@@ -106,17 +106,22 @@ def balanced_specs(specs: Sequence[SetSpec], limit: int, seed: int) -> list[SetS
                                                  rank[_design_key(spec_of[q])], repr(q)))
         picked = order[:per_group]
         chosen.extend(i for q in picked for i in members[q])
-        if len(order) > per_group:
-            following = list(members[order[per_group]])
-            rng.shuffle(following)
-            extra.append(following)
-    # the rest of the budget: one set at a time from each language's next question, languages taking turns
+        following: list[list[int]] = []  # the next questions' sets, question by question (each seeded)
+        for q in order[per_group:]:
+            sets = list(members[q])
+            rng.shuffle(sets)
+            following.append(sets)
+        extra.append(following)
+    # the rest of the budget: one set at a time from each language's next question, languages taking turns; where
+    # groups that fit fewer questions leave more than one question's sets over, every language's following
+    # question comes next (so no group draws two sets more than another that fits as many questions)
     left = budget - len(chosen)
-    for row in zip_longest(*extra):
-        for i in row:
-            if i is not None and left > 0:
-                chosen.append(i)
-                left -= 1
+    for depth in range(max((len(f) for f in extra), default=0)):
+        for row in zip_longest(*(f[depth] if depth < len(f) else [] for f in extra)):
+            for i in row:
+                if i is not None and left > 0:
+                    chosen.append(i)
+                    left -= 1
     kept = [specs[i] for i in sorted(chosen)]
     _warn_short(kept, groups, per_group, limit)
     return kept
