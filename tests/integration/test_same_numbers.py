@@ -79,6 +79,10 @@ def test_report_summary_json_and_export_agree(study: Path, tmp_path: Path, monke
             assert row["family"] == _text(csv["family"]) and row["correction"] == _text(csv["correction"])
         headline_rows = [r for r in rows if r["headline"]]
         overview = shown[probe]
+        # a cell's group-disparity line (its sentence in `text`) is a row of its own: the statistics' group headline
+        is_group = overview["text"].map(lambda t: isinstance(t, str)) if "text" in overview.columns else False
+        assert int(is_group.sum()) == len([r for r in rows if r.get("group_headline")])
+        overview = overview[~is_group]
         assert len(overview) == len(headline_rows) > 0
         for (_, cell), row in zip(overview.iterrows(), headline_rows, strict=True):
             assert _same(cell["p_adj"], row["p_adj"]) and _same(cell["p"], row["p"])
@@ -90,8 +94,12 @@ def test_report_summary_json_and_export_agree(study: Path, tmp_path: Path, monke
     contact = summary["contact"]
     outcomes = biasatlas.open_study(study).outcomes("contact")
     sets = outcomes.groupby("language")["set_id"].nunique()
-    assert all(r["samples"] == 2 for r in contact["statistics"])
+    tests = [r for r in contact["statistics"] if r["source"] == "tests"]  # group rows count questions (below)
+    assert tests and all(r["samples"] == 2 for r in tests)
     assert set(outcomes["sample_index"]) == {0, 1}
-    assert all(r["n"] <= sets[r["language"]] for r in contact["statistics"] if r["n"] is not None)
-    assert any(r["n"] == sets[r["language"]] for r in contact["statistics"] if r["n"] is not None)
-    assert all(r["seed"] == "0" and r["run_ids"] for r in contact["statistics"])
+    assert all(r["n"] <= sets[r["language"]] for r in tests if r["n"] is not None)
+    assert any(r["n"] == sets[r["language"]] for r in tests if r["n"] is not None)
+    assert all(r["seed"] == "0" and r["run_ids"] for r in tests)
+    questions = outcomes[outcomes["contact"] != "none"].groupby("language")["prompt_id"].nunique()
+    groups = [r for r in contact["statistics"] if r["source"] != "tests" and r["n"] is not None]
+    assert all(r["n"] <= questions[r["language"]] for r in groups)  # questions, not question x sample

@@ -62,7 +62,13 @@ def print_run_headline(probe_name: str, study: Any, console: Any) -> None:
 
     # not read-only: a read-only connection cannot checkpoint, and would leave the -wal file behind the run
     with Store(study) as store:
-        summary = load_probe(probe_name).summarise(store)
-    for row, text in headline_lines(summary.get("statistics") or []):
+        if probe_name == "contact":  # only the group rows: the whole summary costs a run ~0.7 s more
+            from biasatlas.probes.contact.disparity import statistics
+            from biasatlas.probes.contact.read import load_outcomes
+
+            rows = statistics(load_outcomes(store))
+        else:
+            rows = load_probe(probe_name).summarise(store).get("statistics") or []
+    for row, text in headline_lines(rows):
         where = " · ".join(str(row[k]) for k in ("model", "mode", "language") if row.get(k))
         console.print(f"group disparity {where}: {text}", markup=False, soft_wrap=True)
