@@ -27,23 +27,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from itertools import pairwise
-from typing import Protocol, TypeVar
 
 from biasatlas.parsing.lexicon import data_section
 from biasatlas.parsing.numerals import word_pattern
-from biasatlas.parsing.rating_rules import CORRECTION
-
-
-class _Located(Protocol):
-    @property
-    def value(self) -> float: ...
-    @property
-    def start(self) -> int: ...
-    @property
-    def end(self) -> int: ...
-
-
-C = TypeVar("C", bound=_Located)
+from biasatlas.parsing.rating_rules import CORRECTION, C, _Located  # a located rating candidate
 
 # A line's or sentence's label before the value: "Rating:", "**Estimate:**", "- Endgültige Antwort :",
 # "... . The elderly woman: 85." (no digit or sentence end in it).
