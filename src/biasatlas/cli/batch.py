@@ -14,7 +14,8 @@ from typing import Annotated, Any
 import typer
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import StudyOpt, check_output_dir, check_study, console, fail, resume_command
+from biasatlas.cli.common import StudyOpt, check_study, console, fail, resume_command
+from biasatlas.cli.outputs import check_output_dir
 from biasatlas.cli.options import RunOptions, run_options
 
 batch_app = typer.Typer(

@@ -84,7 +84,8 @@ def review_cmd(
     pack_dir: Annotated[Path | None, typer.Option("--pack", help="A pack folder instead of a shipped pack.")] = None,
 ) -> None:
     """Native-speaker review: draw a sheet of rendered prompts (--out), or record a filled one (--apply)."""
-    from biasatlas.cli.common import check_output_file, fail
+    from biasatlas.cli.common import fail
+    from biasatlas.cli.outputs import check_output_file
     from biasatlas.datafiles import DataFileError
     from biasatlas.languages import LanguagePackError, pack, read_pack
     from biasatlas.languages.review_sample import PackPrompts, ReviewError

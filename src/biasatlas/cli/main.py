@@ -20,13 +20,13 @@ from biasatlas.cli.common import (
     AlphaOpt,
     CorrectionOpt,
     check_analysis_options,
-    check_output_file,
     check_study,
     database_error_line,
     fail,
     show_warning,
     study_errors,
 )
+from biasatlas.cli.outputs import check_output_file
 from biasatlas.store import DB_NAME, Store, StoreError
 
 # Command modules attach their commands to the apps in biasatlas.cli.app when imported.

@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import StudyOpt, check_output_file, check_study, fail, study_errors
+from biasatlas.cli.common import StudyOpt, check_study, fail, study_errors
+from biasatlas.cli.outputs import check_output_file
 from biasatlas.store import DB_NAME, Store
 
 readers_app = typer.Typer(help="The human reading audit: draw answers to label by hand, score the labels.",

@@ -18,12 +18,11 @@ from biasatlas.cli.common import (
     CorrectionOpt,
     StudyOpt,
     check_analysis_options,
-    check_output_dir,
-    check_output_file,
     fail,
     run_probe_command,
 )
 from biasatlas.cli.options import RunOptions, run_options
+from biasatlas.cli.outputs import check_output_dir, check_output_file
 from biasatlas.store import Store
 
 # The probe (pandas, statsmodels) is imported inside the commands: every CLI command imports this module.

@@ -27,7 +27,8 @@ from biasatlas.cli.common import (
     open_backend,
     run_probe_command,
 )
-from biasatlas.cli.options import SHARED, RunOptions, build_options, run_options, split_values
+from biasatlas.cli.option_table import SHARED
+from biasatlas.cli.options import RunOptions, build_options, run_options, split_values
 from biasatlas.cli.stories import _open, stories_app
 from biasatlas.records import GenerationSettings
 
@@ -108,7 +109,7 @@ JUDGE_BACKEND_OPTIONS = ("base_url", "fleet", "api_key_env", "concurrency", "htt
 
 
 def _judge_backend(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Give a command the shared backend options (declared once, in cli/options.py SHARED) but
+    """Give a command the shared backend options (declared once, in cli/option_table.py SHARED) but
     --model; it receives them as ``backend: BackendOptions`` whose model each --judge replaces."""
     hints = typing.get_type_hints(func, include_extras=True)
     own = [

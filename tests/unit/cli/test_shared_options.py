@@ -9,7 +9,8 @@ import typer.main
 from typer.testing import CliRunner
 
 from biasatlas.cli.main import app
-from biasatlas.cli.options import NAMED, SHARED_OPTION_NAMES
+from biasatlas.cli.option_table import NAMED
+from biasatlas.cli.options import SHARED_OPTION_NAMES
 
 runner = CliRunner()
 

@@ -90,7 +90,7 @@ def test_no_writer_replaces_any_sqlite_file_nor_a_study_file(study: Path, tmp_pa
 def test_guard_refuses_what_it_must_and_passes_the_rest(tmp_path: Path) -> None:
     import typer
 
-    from biasatlas.cli.common import check_output_file
+    from biasatlas.cli.outputs import check_output_file
 
     plain = tmp_path / "plain.csv"
     check_output_file(plain, replace=False)  # a new file: fine
