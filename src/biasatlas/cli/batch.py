@@ -15,8 +15,8 @@ import typer
 
 from biasatlas.cli.app import app
 from biasatlas.cli.common import StudyOpt, check_study, console, fail, resume_command
-from biasatlas.cli.outputs import check_output_dir
 from biasatlas.cli.options import RunOptions, run_options
+from biasatlas.cli.outputs import check_output_dir
 
 batch_app = typer.Typer(
     help="Batch files: export a plan's requests (OpenAI Batch / vLLM run_batch / Ray Data), import the answers.",

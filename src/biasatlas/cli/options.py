@@ -22,6 +22,7 @@ from biasatlas.backends.http.options import EndpointSpec
 from biasatlas.backends.options import BackendOptions
 from biasatlas.cli.option_table import NAMED, SHARED
 
+
 @dataclass
 class RunOptions:
     """The shared options of a run: where, which model and how, which languages, how many."""
