@@ -313,9 +313,13 @@ def _reader(audit: Audit, reader: Any, judge: Any) -> tuple[str | None, ModelEnt
     if isinstance(judge, dict) and "name" in judge:
         raise audit.error("judge_model.name", "the judge has no display name; valid: "
                           + ", ".join(k for k in MODEL_KEYS if k != "name"))
+    from biasatlas.readers.step import judge_notes, same_model
+
     entry = _model(audit, "judge_model", judge)
+    # as `run --judge-model` says them: where an HTTP judge is asked, and a judge that is a model under test
+    audit.notes.extend(judge_notes(entry.options, [m.options for m in audit.models], "judge_model.base_url"))
     for model in audit.models:
-        if (model.options.model, model.options.base_url) == (entry.options.model, entry.options.base_url):
+        if same_model(entry.options, model.options):
             audit.notes.append(f"judge_model is {model.key} ({model.name}), a model under test: it reads its own "
                                "answers; a judge of another family reads them without its blind spots")
     return reader, entry

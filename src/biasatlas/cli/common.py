@@ -141,15 +141,22 @@ def default_progress(given: bool | None) -> bool:
 
 
 def check_judge_model(opts: RunOptions) -> None:
-    """``--judge-model`` checked as the answering model is, before anything is asked (exit 2 naming it)."""
-    if opts.reader not in ("judge", "both") or not opts.judge_model:
+    """``--judge-model`` (with its own server options) checked as the answering model is, before anything is
+    asked (exit 2 naming it); where it is asked, and a judge that is the model under test, said in one line."""
+    if opts.reader not in ("judge", "both") or opts.judge is None:
         return
     from biasatlas.audit.models import check_model
+    from biasatlas.readers.step import judge_notes, same_model
 
     try:
-        check_model(opts.backend.model_copy(update={"model": opts.judge_model, "adapter": None}))
+        check_model(opts.judge)
     except BackendError as exc:
         fail(f"--judge-model {opts.judge_model}: {exc}")
+    for note in judge_notes(opts.judge, [opts.backend], "--judge-base-url"):
+        console.print(f"[yellow]note[/]: {rich_escape(note)}")
+    if same_model(opts.judge, opts.backend):
+        sys.stderr.write(f"warning: the judge {opts.judge.model} is the model under test: it reads its own "
+                         "answers; a judge of another family reads them without its blind spots\n")
 
 
 def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunTotals]:

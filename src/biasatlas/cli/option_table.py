@@ -149,6 +149,42 @@ SHARED: dict[str, tuple[Any, Any]] = {
 }
 
 
+# The judge's own server (an openai: judge only): an audit file's judge_model mapping has the same keys. Unset:
+# the provider's defaults ($OPENAI_BASE_URL, else OpenAI's; OPENAI_API_KEY), never the answering model's.
+JUDGE_SERVER: dict[str, tuple[Any, Any]] = {
+    "judge_base_url": (
+        Annotated[
+            str | None,
+            typer.Option("--judge-base-url", metavar="URL", help="The openai: judge's server (default: "
+                         "$OPENAI_BASE_URL, else OpenAI's; never the answering model's --base-url)."),
+        ],
+        None,
+    ),
+    "judge_api_key_env": (
+        Annotated[
+            str | None,
+            typer.Option("--judge-api-key-env", metavar="NAME", help="Environment variable holding the openai: "
+                         "judge's API key (default: OPENAI_API_KEY)."),
+        ],
+        None,
+    ),
+    "judge_http": (
+        Annotated[
+            list[str] | None,
+            typer.Option("--judge-http", metavar="NAME=VALUE", help="HTTP setting of the openai: judge "
+                         "(repeatable; the names of --http)."),
+        ],
+        None,
+    ),
+    "judge_concurrency": (
+        Annotated[
+            int | None, typer.Option("--judge-concurrency", help="Concurrent HTTP requests to the openai: judge.")
+        ],
+        None,
+    ),
+}
+
+
 # The options of a `biasatlas run PROBE` command only (`run_options(named=True)`): `debias` and `batch export`
 # record their runs their own way.
 NAMED: dict[str, tuple[Any, Any]] = {
@@ -174,8 +210,10 @@ NAMED: dict[str, tuple[Any, Any]] = {
         Annotated[
             str | None,
             typer.Option("--judge-model", metavar="SPEC", help="The judge of --reader judge|both: any model spec "
-                         "(`biasatlas models`), with this run's backend options (--base-url, --http...)."),
+                         "(`biasatlas models`). It has its own server options (--judge-base-url, "
+                         "--judge-api-key-env, --judge-http, --judge-concurrency), never the answering model's."),
         ],
         None,
     ),
+    **JUDGE_SERVER,
 }

@@ -41,6 +41,8 @@ class RunOptions:
     name: str | None = None
     reader: str | None = None  # None: the reading the study recorded (rules where none)
     judge_model: str | None = None
+    #: the judge's backend options: its own server, key and HTTP settings (never the answering model's)
+    judge: BackendOptions | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def probe_values(self) -> dict[str, Any]:
@@ -152,6 +154,9 @@ def build_options(values: dict[str, Any]) -> RunOptions:
         choice_norm=values.get("choice_norm"),
     )
     reader, judge_model = _reader(values.get("reader"), values.get("judge_model"))
+    if reader not in ("judge", "both"):
+        _no_judge_server(values)
+    judge = _judge(judge_model, values) if reader in ("judge", "both") else None
     display_name = values.get("name")
     if display_name is not None and not display_name.strip():
         raise _bad("--name", display_name, "must not be empty")
@@ -170,6 +175,7 @@ def build_options(values: dict[str, Any]) -> RunOptions:
         progress=values.get("progress"),
         reader=reader,
         judge_model=judge_model,
+        judge=judge,
     )
 
 
@@ -184,6 +190,64 @@ def _reader(reader: str | None, judge_model: str | None) -> tuple[str | None, st
     if judge_model is not None and reader in (None, "rules"):
         raise _bad("--judge-model", judge_model, "is used by --reader judge or --reader both only")
     return reader, judge_model.strip() if judge_model else None
+
+
+#: the judge's server options (cli/option_table.JUDGE_SERVER) and their flags
+JUDGE_FLAGS = {"judge_base_url": "--judge-base-url", "judge_api_key_env": "--judge-api-key-env",
+               "judge_http": "--judge-http", "judge_concurrency": "--judge-concurrency"}
+
+
+def _given_judge_server(values: dict[str, Any]) -> list[str]:
+    return [flag for name, flag in JUDGE_FLAGS.items() if values.get(name) not in (None, [])]
+
+
+def _no_judge_server(values: dict[str, Any]) -> None:
+    """Without a judge reading, a judge server option is a mistake, not something to ignore."""
+    given = _given_judge_server(values)
+    if given:
+        raise typer.BadParameter(f"{given[0]} is the judge's: it is used with --reader judge|both and --judge-model")
+
+
+def _judge(spec: str | None, values: dict[str, Any]) -> BackendOptions | None:
+    """The judge's backend options: the spec and its own server options only, as an audit file's judge_model.
+
+    A judge served over HTTP (``openai:``) without ``--judge-base-url`` is asked at the provider's default
+    ($OPENAI_BASE_URL, else OpenAI's), never at the answering model's --base-url; a server-less judge (local,
+    GGUF, fake) takes no server option.
+    """
+    from biasatlas.readers.step import over_http
+
+    if spec is None:
+        return None
+    given = _given_judge_server(values)
+    if given and not over_http(spec):
+        raise typer.BadParameter(f"{given[0]}: the judge {spec} is not served over HTTP; only an openai:MODEL "
+                                 "judge takes a server option")
+    concurrency = values.get("judge_concurrency")
+    if concurrency is not None and concurrency < 1:
+        raise _bad("--judge-concurrency", concurrency, "must be at least 1")
+    http = list(values.get("judge_http") or [])
+    if http:
+        from biasatlas.backends.base import BackendError
+        from biasatlas.backends.openai_compat import parse_settings
+
+        try:
+            parse_settings(http)
+        except BackendError as exc:
+            raise typer.BadParameter(f"--judge-http: {exc}") from None
+    base_url = values.get("judge_base_url")
+    if base_url is not None:
+        try:
+            server = EndpointSpec.model_validate(base_url)  # URL or URL#N, as --base-url
+        except ValidationError as exc:  # never repeat the URL: it may hold credentials
+            from biasatlas.backends.http.setup import safe_url
+
+            message = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+            raise typer.BadParameter(f"--judge-base-url {safe_url(base_url.partition('#')[0])!r}: "
+                                     f"{message}") from None
+        base_url, concurrency = server.url, server.concurrency or concurrency
+    return BackendOptions(model=spec, base_url=base_url, api_key_env=values.get("judge_api_key_env")
+                          or "OPENAI_API_KEY", concurrency=concurrency, http=http)
 
 
 def run_options(func: Callable[..., Any] | None = None, *, named: bool = False) -> Callable[..., Any]:

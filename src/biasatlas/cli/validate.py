@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import fail
+from biasatlas.cli.common import check_study, fail
 
 # The controls (pandas, scipy, torch) are imported inside the command: every CLI start imports this module.
 NOT_CHECKED = ("leakage",)
@@ -46,42 +46,25 @@ def validate(
     from biasatlas.backends.base import BackendError
     from biasatlas.backends.extras import require
 
+    if study is not None:  # a study that cannot be written is refused before any model is loaded
+        check_study(study, write=True)
     try:
         require("local", "biasatlas validate (runs the embedded model with the control adapters)")
     except BackendError as exc:
         fail(str(exc))
-    from biasatlas.backends.options import BackendOptions
-    from biasatlas.controls.contact_check import check_contact
-    from biasatlas.controls.registry import BASE_MODEL, adapter_dir
+    from biasatlas.controls.registry import adapter_dir
+    from biasatlas.lock import study_writer
 
     adapter = adapter_dir("contact")
     if not (adapter / "adapter_config.json").is_file():
         fail(f"no control adapter at {adapter} (rebuild with scripts/build_controls.py)", 1)
     with tempfile.TemporaryDirectory(prefix="biasatlas-validate-") as tmp:
         where = study or Path(tmp)
-        roles = [("adapter", BackendOptions(model=BASE_MODEL, adapter=str(adapter)))]
-        if base:
-            roles.append(("base", BackendOptions(model=BASE_MODEL)))
-        results: dict[str, Any] = {}
-        ok = True
-        for role, options in roles:
-            check = check_contact(options, where, cells=cells)
-            verdicts = [v.as_dict() for v in check.verdicts]
-            results[role] = {"prompts": check.prompts, "verdicts": verdicts}
-            # base + adapter must pass; the base model must not show the planted bias
-            passed = check.passed if role == "adapter" else not any(v["detected"] for v in verdicts)
-            ok = ok and passed
-        from biasatlas.controls.samaritan_check import validate as validate_samaritan
-
-        try:
-            samaritan, samaritan_rows, samaritan_ok = validate_samaritan(where, base=base)
-        except FileNotFoundError as exc:
-            fail(str(exc), 1)
-        ok = ok and samaritan_ok
-        from biasatlas.controls.stories_validate import validate_stories
-
-        stories_results, stories_ok, stories_rows = validate_stories(where / "stories", base)
-        ok = ok and stories_ok
+        # one writer at a time, as `run` does: a second validate of this study waits (one line says for whom),
+        # then finds the first one's answers in the cache instead of asking everything again
+        with study_writer(where), study_writer(where / "stories"):
+            ok, results, samaritan, samaritan_rows, stories_results, stories_rows = _controls(
+                where, adapter, cells, base)
     if as_json:
         sys.stdout.write(json.dumps({"contact": results, "samaritan": samaritan, "stories": stories_results,
                                      "passed": ok,
@@ -105,3 +88,36 @@ def validate(
         Console().print(f"no control shipped yet for: {', '.join(NOT_CHECKED)} (docs/validation.md)")
     if not ok:
         raise typer.Exit(1)
+
+
+def _controls(where: Path, adapter: Path, cells: int, base: bool) -> tuple[
+        bool, dict[str, Any], dict[str, Any], list[list[str]], dict[str, Any], list[list[str]]]:
+    """Run the three controls into ``where``: (passed, contact, samaritan, its rows, stories, its rows)."""
+    from biasatlas.backends.options import BackendOptions
+    from biasatlas.controls.contact_check import check_contact
+    from biasatlas.controls.registry import BASE_MODEL
+
+    roles = [("adapter", BackendOptions(model=BASE_MODEL, adapter=str(adapter)))]
+    if base:
+        roles.append(("base", BackendOptions(model=BASE_MODEL)))
+    results: dict[str, Any] = {}
+    ok = True
+    for role, options in roles:
+        check = check_contact(options, where, cells=cells)
+        verdicts = [v.as_dict() for v in check.verdicts]
+        results[role] = {"prompts": check.prompts, "verdicts": verdicts}
+        # base + adapter must pass; the base model must not show the planted bias
+        passed = check.passed if role == "adapter" else not any(v["detected"] for v in verdicts)
+        ok = ok and passed
+    from biasatlas.controls.samaritan_check import validate as validate_samaritan
+
+    try:
+        samaritan, samaritan_rows, samaritan_ok = validate_samaritan(where, base=base)
+    except FileNotFoundError as exc:
+        fail(str(exc), 1)
+    ok = ok and samaritan_ok
+    from biasatlas.controls.stories_validate import validate_stories
+
+    stories_results, stories_ok, stories_rows = validate_stories(where / "stories", base)
+    ok = ok and stories_ok
+    return ok, results, samaritan, samaritan_rows, stories_results, stories_rows

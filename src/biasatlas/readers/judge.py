@@ -3,9 +3,11 @@
 The judge's answers are model answers: asked through the runner, so each is stored in the study before it is
 used and cached under the judge's identity (a rerun asks nothing twice). Its prompts are stored under the probe
 name ``PROBE.judge`` (``contact.judge``), which no probe analyses; each prompt's meta names the answer it reads
-(``answer_key``). The judge answers in choice mode: the label with the highest probability. A backend that falls
-back to generating (an HTTP server without log-probabilities) counts only when its whole text is one label of the
-set (stripped, case ignored): nothing is read out of free text.
+(``answer_key``). The judge answers in choice mode: the label with the highest probability; where a label is the start
+of another (samaritan's "6" and "63") no probability of a label without its end can tell them apart, so the judge
+generates its label (greedy). A generated label, or one from a backend that falls back to generating (an HTTP server
+without log-probabilities), counts only when its whole text is one label of the set (stripped, case ignored):
+nothing is read out of free text.
 
 Each judge step records a run of ``PROBE.judge`` whose config holds the reading (``reader``: rules, judge, both)
 and the judge (``judge``: its backend id); the latest such run says how the probe's answers are read.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from biasatlas.readers.labels import judge_prompt, label_set, question_text
@@ -106,6 +109,21 @@ def judge_prompts(frame: pd.DataFrame, probe: str, reader: str) -> list[Any]:
     return prompts
 
 
+#: how the judge is asked where its labels cannot be chosen by probability: greedy, a label's length at most
+GENERATE_LABEL = GenerationSettings(mode="generate", max_tokens=16, temperature=0.0)
+
+
+def judge_settings(option_sets: Sequence[tuple[str, ...]]) -> GenerationSettings:
+    """Choice mode, unless a label is the start of another (samaritan's "6" and "63"): a tokenizer that splits
+    numbers into digits starts both with "6", so neither its first token nor a label's score without its end
+    (P("6") >= P("63")) tells them apart; the judge then generates its label, read whole."""
+    from biasatlas.backends.http.choice import starts_another
+
+    if any(starts_another(options) is not None for options in option_sets):
+        return GENERATE_LABEL
+    return GenerationSettings(mode="choice")
+
+
 def run_judge(store: Store, probe: str, backend: Backend, reader: str, *, progress: bool = False) -> RunTotals:
     """Ask ``backend`` to read the answers ``reader`` gives it (those not yet read by it), and record the reading."""
     from biasatlas.runner import run_plan
@@ -113,7 +131,8 @@ def run_judge(store: Store, probe: str, backend: Backend, reader: str, *, progre
     config = {"reader": reader, "judge": backend.id, "for_probe": probe}
     prompts = judge_prompts(store.frame(probe=probe), probe, reader)
     if prompts:
-        return run_plan(prompts, backend, store, GenerationSettings(mode="choice"), config=config, progress=progress)
+        settings = judge_settings(sorted({p.options for p in prompts}))
+        return run_plan(prompts, backend, store, settings, config=config, progress=progress)
     return record_reading(store, probe, reader, backend.id)
 
 

@@ -72,12 +72,48 @@ def run_reading(probe: str, study: str | Path, reader: str | None, judge: Backen
 
 def judge_step(probe: str, opts: RunOptions, *, progress: bool = False,
                on_totals: Callable[[RunTotals], None] | None = None) -> RunTotals | None:
-    """`biasatlas run`'s judge step: the judge is opened with the run's backend options, its model replaced by
-    ``--judge-model`` (an adapter is the answering model's only)."""
-    judge = None
-    if opts.reader in ("judge", "both") and opts.judge_model is not None:
-        judge = opts.backend.model_copy(update={"model": opts.judge_model, "adapter": None})
+    """`biasatlas run`'s judge step: the judge is opened with its own options (``--judge-model`` and its
+    ``--judge-*`` server options), never the answering model's."""
+    judge = opts.judge if opts.reader in ("judge", "both") else None
     return run_reading(probe, opts.study, opts.reader, judge, progress=progress, on_totals=on_totals)
+
+
+def over_http(spec: str) -> bool:
+    """Whether a model spec names a model served over HTTP (``openai:MODEL``), which has a server to reach."""
+    return spec.partition("+lora:")[0].partition(":")[0] == "openai"
+
+
+def _servers(options: BackendOptions) -> frozenset[str]:
+    """The server URLs an HTTP model is asked at (its own defaults where none is given), for comparison."""
+    import os
+
+    from biasatlas.backends.http.setup import OPENAI_URL
+
+    urls = [e.url for e in options.endpoints] or [options.base_url or os.environ.get("OPENAI_BASE_URL")
+                                                  or OPENAI_URL]
+    return frozenset(url.strip().rstrip("/") for url in urls)
+
+
+def same_model(judge: BackendOptions, model: BackendOptions) -> bool:
+    """Whether the judge is the model under test: the same spec, and for an HTTP model the same server."""
+    if judge.model.strip() != model.model.strip():
+        return False
+    return not over_http(judge.model) or bool(_servers(judge) & _servers(model))
+
+
+def judge_notes(judge: BackendOptions, models: Sequence[BackendOptions], url_option: str) -> list[str]:
+    """What deserves a word before judging: where an HTTP judge is asked when the models under test have a server
+    of their own (it never inherits theirs). ``url_option`` names the option that gives the judge its server
+    (``--judge-base-url``, or an audit file's ``judge_model.base_url``)."""
+    from biasatlas.backends.http.setup import safe_url
+
+    notes = []
+    if (over_http(judge.model) and not judge.base_url and not judge.endpoints
+            and any(m.base_url or m.endpoints for m in models)):
+        where = ", ".join(sorted(safe_url(u) for u in _servers(judge)))
+        notes.append(f"the judge {judge.model} is asked at {where} (its own default: $OPENAI_BASE_URL, else "
+                     f"OpenAI's), not at the answering model's server; {url_option} gives it another")
+    return notes
 
 
 def reader_problem(reader: str | None, judge_model: Any) -> str | None:

@@ -131,3 +131,71 @@ def test_a_missed_stories_control_exits_1(adapter: Path, monkeypatch: pytest.Mon
     result = runner.invoke(app, ["validate"])
     assert result.exit_code == 1
     assert "FAILED" in result.stdout and "stories" in result.stdout
+
+
+# ---- the study's writer lock, and a study that cannot be written ------------------------------------------
+def test_validate_holds_the_studys_writer_lock(adapter: Path, monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    import os
+
+    from biasatlas.lock import writer_holder
+
+    study = tmp_path / "study"
+    holders: list[str | None] = []
+    _fake(monkeypatch, _check(True, []), _check(False, []))
+    real = contact_check.check_contact
+
+    def recording(options: Any, where: Any, **kwargs: Any) -> ContactCheck:
+        holders.append(writer_holder(where))
+        return real(options, where, **kwargs)
+
+    monkeypatch.setattr(contact_check, "check_contact", recording)
+    result = runner.invoke(app, ["validate", "--study", str(study), "--no-base"])
+    assert result.exit_code == 0, result.output
+    assert holders == [str(os.getpid())]  # a second validate (or run) on this study waits for this one
+
+
+def test_a_second_validate_waits_for_the_first(adapter: Path, monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    import fcntl
+
+    from biasatlas.lock import LOCK_NAME
+
+    study = tmp_path / "study"
+    study.mkdir()
+    held = open(study / LOCK_NAME, "a+")  # noqa: SIM115 - another writer: released below
+    fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    held.write("4242")
+    held.flush()
+    calls = _fake(monkeypatch, _check(True, []), _check(False, []))
+    waited: list[int] = []
+
+    def the_first_ends(seconds: float) -> None:  # the first validate finishes while the second waits
+        waited.append(len(calls))
+        held.close()
+
+    monkeypatch.setattr("biasatlas.lock.time.sleep", the_first_ends)
+    result = runner.invoke(app, ["validate", "--study", str(study), "--no-base"])
+    assert result.exit_code == 0, result.output
+    assert waited and waited[0] == 0  # nothing was asked while the other writer held the study
+    assert "being written by pid 4242; waiting for it to finish" in result.output
+    assert calls
+
+
+def test_a_read_only_study_is_refused_before_any_model_is_loaded(adapter: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    import os
+
+    study = tmp_path / "archived"
+    study.mkdir()
+    calls = _fake(monkeypatch, _check(True, []), _check(False, []))
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if mode == os.W_OK and Path(path) == study
+                        else real_access(path, mode, **kw))
+    opened: list[Any] = []
+    monkeypatch.setattr("biasatlas.backends.options.BackendOptions.open", lambda self: opened.append(self))
+    result = runner.invoke(app, ["validate", "--study", str(study)])
+    assert result.exit_code == 2, result.output
+    assert "read-only" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert calls == [] and opened == []

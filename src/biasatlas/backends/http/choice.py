@@ -3,7 +3,9 @@
 A server gives the log-probabilities of its K most likely first tokens, in its own tokenization,
 which the client does not know. A token counts for an option when, stripped of spaces and
 lower-cased, it *is* the option, or is a prefix of that option and of no other ("Yes", " yes",
-"YES", "Y" all count for "Yes"); the probabilities of all such variants are summed. Options missing
+"YES", "Y" all count for "Yes"); the probabilities of all such variants are summed. Options of which one is the
+start of another ("6" and "63": a tokenizer that splits digits starts both with "6") are never scored this way:
+the request generates, and the reply is read whole. Options missing
 from the top K get the mass below the list's floor, i.e. zero; the result is normalised over the
 options, like the local backend's.
 """
@@ -11,6 +13,7 @@ options, like the local backend's.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +42,22 @@ def ambiguity(options: tuple[str, ...]) -> str | None:
         return "an option is empty"
     if len(set(firsts)) < len(firsts):
         return "two options share their first word, so one token cannot tell them apart"
+    # "6" and "63": a tokenizer that splits numbers into digits says "6" first for both, so the first token would
+    # read every 60-69 as 6; only the whole reply (or full-option scoring) tells them apart
+    started = starts_another(options)
+    if started is not None:
+        return (f"the option {started[0]!r} is the start of {started[1]!r}, so one token cannot tell them apart "
+                "(a label of several tokens is never read from its first one)")
+    return None
+
+
+def starts_another(options: tuple[str, ...]) -> tuple[str, str] | None:
+    """An option that is the start of another one (``("6", "63")``; spaces and case ignored), or None: no first
+    token (and no score of an option without its end) can tell such options apart."""
+    ordered = sorted({_norm(o) for o in options})  # an option's longer extensions sort right after it
+    for shorter, longer in itertools.pairwise(ordered):
+        if longer.startswith(shorter):
+            return shorter, longer
     return None
 
 
