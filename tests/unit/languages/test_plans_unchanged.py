@@ -9,7 +9,8 @@ plans is seen too. The pt entry was rewritten when the pack's form fixes landed 
 MMHB's "BIPOC (pretos, pardos e indígenas)'" with its stray quote), and the fr entry when the
 healthcare x equal-status cell became a fellow patient on the same ward. The Samaritan entries were rewritten
 when the default answer length went from 64 to 512 tokens (a prompt's metadata holds its decoding, so its id
-changes with the default; the texts are those of before).
+changes with the default; the texts are those of before), and the de entry again when German "Caucasian
+person" stopped reading "of the Caucasus" ("weiße Person europäischer Herkunft").
 """
 
 from __future__ import annotations
