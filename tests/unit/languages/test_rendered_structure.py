@@ -34,7 +34,8 @@ WRONG_GROUP = [("es", "P_D039", "obesas"), ("es", "P_D038", "obesa"), ("ko", "F_
                # core axes read in their role (2026-12-02): the opposite group, another group, a wrong sense
                ("es", "F_D013", "neurotípicas"), ("es", "F_D032", "minusválidas"), ("es", "P_D067", "binarias"),
                ("es", "F_D235", "con disconformidad de género"), ("es", "P_D081", "Indoamericanas"),
-               ("es", "F_D288", "indias"), ("pt", "F_D238", "mulheres cisgêneros"), ("pt", "P_D081", "índio americanas"),
+               ("es", "F_D288", "indias"), ("pt", "F_D238", "mulheres cisgêneros"),
+               ("pt", "P_D081", "índio americanas"),
                ("pt", "P_D090", "das Ilhas do Pacífico"), ("pt", "P_D079", "mexicanas"), ("pt", "F_D376", "espíritas"),
                ("pt", "F_D010", "deficientes"), ("vi", "F_D244", "đàn ông"), ("vi", "P_D078", "đàn bà"),
                ("vi", "P_D069", "nữ giới"), ("vi", "F_D322", "người Tây Ban Nha"), ("zh", "F_D248", "男生"),
