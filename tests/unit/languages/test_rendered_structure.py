@@ -41,7 +41,10 @@ WRONG_GROUP = [("es", "P_D039", "obesas"), ("es", "P_D038", "obesa"), ("ko", "F_
                ("vi", "P_D069", "nữ giới"), ("vi", "F_D322", "người Tây Ban Nha"), ("zh", "F_D248", "男生"),
                ("zh", "F_D381", "一神教"), ("zh", "F_D376", "宗教的"), ("zh", "F_D358", "为例工会教派"),
                ("ko", "F_D023", "사시"), ("ko", "F_D245", "무성의"), ("ko", "F_D384", "성적 끌림이 없는"),
-               ("ko", "F_D376", "정신적인"), ("fr", "F_D279", "américaines de Chine")]
+               ("ko", "F_D376", "정신적인"), ("fr", "F_D279", "américaines de Chine"),
+               ("es", "F_D128", "muy bajo"), ("es", "F_D130", "muy bajo"), ("fr", "F_D397", "influentes"),
+               ("vi", "F_D188", "công chức"), ("zh", "F_D229", "郊区"), ("zh", "P_D031", "欲火中烧的"),
+               ("ko", "F_D230", "국가의"), ("es", "F_D163", "son hogar")]
 
 
 @cache
