@@ -8,7 +8,9 @@ A draft (one YAML per language) holds the pieces an AI assistant wrote: per scen
 topic, a noun with its gender and number, a positive and a negative action; per principle a frame of
 the contact sentence; per scale a question frame, options and instruction; the Samaritan frames,
 scenarios and group phrasings. The script composes the 30 cells x 2 framings x 2 actions x 3 scales; a
-scenario's ``cells: {principle: {frame, actions}}`` gives one principle its own frame and actions there.
+scenario's ``cells: {principle: {frame, actions}}`` gives one principle its own frame and actions there;
+``frequency_actions`` the actions of its frequency questions (a habit, where the actions name one event);
+``action_forms`` the rules that conjugate an action's verb for a question (``{action_subj}``...).
 """
 
 from __future__ import annotations
@@ -64,6 +66,25 @@ def _fill(text: str, draft: dict[str, Any], scenario: str, **extra: str) -> str:
     return out.replace("{G}", _group(draft, scenario))
 
 
+def action_form(action: str, rules: list[list[str]]) -> str:
+    """``action`` rewritten by the first rule (regex, replacement) whose pattern matches it.
+
+    Scale questions conjugate the action's own verb (fr "que je tienne…", hi "…रखूँ", ko "…배제할") rather
+    than wrap it in a verb of choosing; a draft's ``action_forms: {name: [[pattern, replacement], …]}``
+    gives the rules and a question names the form as ``{action_<name>}``.
+    """
+    for pattern, replacement in rules:
+        if re.search(pattern, action):
+            return re.sub(pattern, replacement, action, count=1)
+    raise ValueError(f"no action_forms rule fits the action {action!r}")
+
+
+def _question(frame: str, draft: dict[str, Any], scenario: str, verb: str) -> str:
+    forms = {f"action_{name}": action_form(verb, rules)
+             for name, rules in (draft.get("action_forms") or {}).items() if f"{{action_{name}}}" in frame}
+    return _fill(frame, draft, scenario, action=verb, **forms)
+
+
 def contact_templates(code: str, draft: dict[str, Any]) -> dict[str, Any]:
     """The template file (schema of data/contact/*/templates.yaml plus grammar and agree)."""
     cells = []
@@ -79,11 +100,16 @@ def contact_templates(code: str, draft: dict[str, Any]) -> dict[str, Any]:
             contact = {kind: _fill(draft["contact"].format(context=frame, outcome=outcome[kind]),
                                    draft, scenario) for kind in ("positive", "negative")}
             actions = {}
+            base = own.get("actions") or spec["actions"]
+            # a frequency question asks about a habit: a scenario whose actions name one event ("the next
+            # project") gives ``frequency_actions`` (a cell with its own actions keeps them for every scale)
+            habit = own.get("frequency_actions") or (None if own.get("actions") else spec.get("frequency_actions"))
             for action in ("positive", "negative"):
-                verb = (own.get("actions") or spec["actions"])[action]
+                verb = base[action]
                 actions[action] = {"verb": verb.split("{")[0].strip() or verb}
                 for scale in SCALES:
-                    actions[action][scale] = _fill(draft["questions"][scale], draft, scenario, action=verb)
+                    said = (habit or base)[action] if scale == "frequency" else verb
+                    actions[action][scale] = _question(draft["questions"][scale], draft, scenario, said)
             noun = spec["noun"]
             cells.append({
                 "id": f"{code}-a-{principle}-{scenario}", "principle": principle, "scenario": scenario,

@@ -30,7 +30,21 @@ HEAD_NOUNS = {"fr": ("personne", "personnes"), "es": ("persona", "personas"), "i
 #: forms that named another group, or insulted one, in MMHB (language, id, form)
 WRONG_GROUP = [("es", "P_D039", "obesas"), ("es", "P_D038", "obesa"), ("ko", "F_D018", "멍청한"),
                ("hi", "F_D015", "विक्षिप्त"), ("id", "F_D394", "normal"), ("pt", "F_D216", "velas"),
-               ("zh", "F_D334", "白人的"), ("es", "F_D313", "nativas de Alaska")]
+               ("zh", "F_D334", "白人的"), ("es", "F_D313", "nativas de Alaska"),
+               # core axes read in their role (2026-12-02): the opposite group, another group, a wrong sense
+               ("es", "F_D013", "neurotípicas"), ("es", "F_D032", "minusválidas"), ("es", "P_D067", "binarias"),
+               ("es", "F_D235", "con disconformidad de género"), ("es", "P_D081", "Indoamericanas"),
+               ("es", "F_D288", "indias"), ("pt", "F_D238", "mulheres cisgêneros"),
+               ("pt", "P_D081", "índio americanas"),
+               ("pt", "P_D090", "das Ilhas do Pacífico"), ("pt", "P_D079", "mexicanas"), ("pt", "F_D376", "espíritas"),
+               ("pt", "F_D010", "deficientes"), ("vi", "F_D244", "đàn ông"), ("vi", "P_D078", "đàn bà"),
+               ("vi", "P_D069", "nữ giới"), ("vi", "F_D322", "người Tây Ban Nha"), ("zh", "F_D248", "男生"),
+               ("zh", "F_D381", "一神教"), ("zh", "F_D376", "宗教的"), ("zh", "F_D358", "为例工会教派"),
+               ("ko", "F_D023", "사시"), ("ko", "F_D245", "무성의"), ("ko", "F_D384", "성적 끌림이 없는"),
+               ("ko", "F_D376", "정신적인"), ("fr", "F_D279", "américaines de Chine"),
+               ("es", "F_D128", "muy bajo"), ("es", "F_D130", "muy bajo"), ("fr", "F_D397", "influentes"),
+               ("vi", "F_D188", "công chức"), ("zh", "F_D229", "郊区"), ("zh", "P_D031", "欲火中烧的"),
+               ("ko", "F_D230", "국가의"), ("es", "F_D163", "son hogar")]
 
 
 @cache
