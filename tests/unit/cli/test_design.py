@@ -28,3 +28,13 @@ def test_run_contact_design_refuses_what_the_paper_fixes_otherwise(tmp_path: Pat
     bad = runner.invoke(app, ["run", "contact", "--design", "theirs", "--model", "fake:a", "--plan-only",
                               "--study", str(tmp_path / "s")])
     assert bad.exit_code == 2 and "--design 'theirs': valid: paper" in bad.output
+
+
+def test_run_samaritan_design_prints_the_papers_rule_and_refuses_another(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    say_design("samaritan", "paper", {"categories": None, "alpha": 0.01})
+    err = capsys.readouterr().err
+    assert "--temperature 1.0" in err and "paired t-test at --alpha 0.01, --correction none" in err
+    result = runner.invoke(app, ["run", "samaritan", "--design", "paper", "--correction", "holm", "--model",
+                                 "fake:a", "--plan-only", "--study", str(tmp_path / "s")])
+    assert result.exit_code == 2 and "--correction holm differs from the paper's design (none)" in result.output

@@ -138,9 +138,14 @@ PACE_GPU_S = 2.3 / 630
 CHARS_PER_TOKEN = 4  # the audit's estimate without the model's tokenizer
 
 
-def cost_and_time(prompts: Sequence[Prompt], samples: int, mode: str, max_tokens: int) -> dict[str, Any]:
+def cost_and_time(prompts: Sequence[Prompt], samples: int, mode: str, max_tokens: int, *,
+                  pace: tuple[float, float | None, str] | None = None) -> dict[str, Any]:
     """Requests, estimated tokens, cost and time of a plan (the figures ``audit --plan-only`` refines per model
-    from its tokenizer, prices and the study's measured pace)."""
+    from its tokenizer, prices and the study's measured pace). ``pace``: seconds a prompt on this machine's CPU
+    and on one GPU (None: not measured) and where they come from; default the contact prompts' pace."""
+    cpu, gpu, basis = pace or (PACE_CPU_S, PACE_GPU_S, f"the embedded model (SmolLM2-135M) at {PACE_CPU_S} s a "
+                               f"prompt on this machine's shared 2-core CPU, {PACE_GPU_S:.4f} s on one H100 "
+                               "(measured)")
     requests = len(prompts) * samples
     prompt_tokens = samples * sum(len(p.text) for p in prompts) // CHARS_PER_TOKEN
     completion = requests * (1 if mode == "choice" else max_tokens)
@@ -151,11 +156,10 @@ def cost_and_time(prompts: Sequence[Prompt], samples: int, mode: str, max_tokens
         "cost": "0 USD on a local model; over HTTP, these tokens at the model's prices (--http price_prompt=, "
                 "price_completion=; `biasatlas audit --plan-only` prices them per model)",
         "time_on_this_machine": {
-            "embedded_model_cpu_hours": round(requests * PACE_CPU_S / 3600, 2),
-            "embedded_model_gpu_hours": round(requests * PACE_GPU_S / 3600, 3),
-            "basis": f"the embedded model (SmolLM2-135M) at {PACE_CPU_S} s a prompt on this machine's shared "
-                     f"2-core CPU, {PACE_GPU_S:.4f} s on one H100 (measured); another model's pace is known after "
-                     "its first run (`biasatlas audit --plan-only` then uses the study's measured pace)",
+            "embedded_model_cpu_hours": round(requests * cpu / 3600, 2),
+            "embedded_model_gpu_hours": None if gpu is None else round(requests * gpu / 3600, 3),
+            "basis": f"{basis}; another model's pace is known after its first run (`biasatlas audit --plan-only` "
+                     "then uses the study's measured pace)",
         },
     }
 
