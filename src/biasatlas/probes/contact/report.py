@@ -330,8 +330,13 @@ def sections(store: Any) -> list[Section]:
                           "flags)", drill=NAME)
     section.add_figure(heatmap_axis_scenario(out), "Axis × scenario, one panel per model",
                        plot=heatmap_plot(out))
-    section.add_table(_display(tables["by_group"]), "By group (paper 000 Tables 5-8)", drill=NAME)
-    section.add_table(_display(tables["by_scenario"]), "By scenario (paper 000 Tables 9-12)", drill=NAME)
+    section.add_table(_display(tables["by_group"]), "By group, per model and axis (ours; Ikae et al.'s Tables 5-8 "
+                      "pool the models: below)", drill=NAME)
+    section.add_table(_display(tables["by_scenario"]), "By scenario, per model and axis (ours; Ikae et al.'s "
+                      "Tables 9-12 pool the models: below)", drill=NAME)
+    from biasatlas.probes.contact.paper_tables import add_to_section as as_in_ikae
+
+    as_in_ikae(section, out)  # Tables 1-12 in the paper's own layout
     section.add_table(_display(tables["by_principle"]), "By key principle × contact", drill=NAME)
     reasons = ca.reasons_table(out)
     if not reasons.empty:
