@@ -92,7 +92,7 @@ def add_to_section(section: Any, outcomes: pd.DataFrame) -> None:
     held = conditions(outcomes)
     if not held:
         return
-    section.add_text("As in Ikae et al.: the paper's Tables 1-12 in its layout (per language × dimension; Tables "
+    section.add_text("As in Ikae et al., 2025: the paper's Tables 1-12 in its layout (per language × dimension; Tables "
                      "5-12 pooled over the models and contact types, as the paper does). n and the per-model "
                      "tables are ours.")
     for language, axis in held:
@@ -113,4 +113,4 @@ def caption(language: str, axis: str, kind: str) -> str:
             "group": f"Biased, neutral and unbiased responses by {'religion' if axis == 'religion' else 'nationality'}"
                      ", aggregated over the models and contact types",
             "scenario": "Bias distribution by scenario, aggregated over the models and contact conditions"}[kind]
-    return f"As in Ikae et al., Table {number}: {what}, {condition} condition (n: ours)"
+    return f"As in Ikae et al., 2025, Table {number}: {what}, {condition} condition (n: ours)"

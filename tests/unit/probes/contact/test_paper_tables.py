@@ -43,7 +43,7 @@ def test_tables_1_4_one_table_per_language_and_dimension_rows_model_by_contact()
     b_none = table.iloc[3]  # one 'none' in every 10 Jewish answers: 2 of 40 religion answers
     assert (b_none["None"], b_none["Unbiased"]) == (5.0, 95.0)
     assert set(pt.table_by_contact(out, "de", "nationality")["Biased"]) == {100.0}  # nationality not pooled in
-    assert pt.caption("de", "religion", "contact").startswith("As in Ikae et al., Table 2: ")
+    assert pt.caption("de", "religion", "contact").startswith("As in Ikae et al., 2025, Table 2: ")
 
 
 def test_tables_5_12_pool_the_models_and_contact_types_highest_bias_first() -> None:
@@ -60,8 +60,8 @@ def test_tables_5_12_pool_the_models_and_contact_types_highest_bias_first() -> N
     assert list(scenarios["n (ours)"]) == [120, 120]
     ours = pt.table_pooled(out, "de", "religion", "group", per_model=True)
     assert list(ours.columns)[:2] == ["Model", "Group"] and len(ours) == 4 and set(ours["n (ours)"]) == {60}
-    assert pt.caption("de", "religion", "group").startswith("As in Ikae et al., Table 5: ")
-    assert pt.caption("de", "nationality", "scenario").startswith("As in Ikae et al., Table 10: ")
+    assert pt.caption("de", "religion", "group").startswith("As in Ikae et al., 2025, Table 5: ")
+    assert pt.caption("de", "nationality", "scenario").startswith("As in Ikae et al., 2025, Table 10: ")
 
 
 def test_the_report_block_holds_each_table_once_with_its_per_model_copy() -> None:
@@ -79,10 +79,10 @@ def test_the_report_block_holds_each_table_once_with_its_per_model_copy() -> Non
     pt.add_to_section(section, _planted())
     tables = [c for c in section.captions if c != "text"]
     assert [c.split(":")[0] for c in tables] == [
-        "As in Ikae et al., Table 1", "As in Ikae et al., Table 2",
-        "As in Ikae et al., Table 6", "As in Ikae et al., Table 6", "As in Ikae et al., Table 5",
-        "As in Ikae et al., Table 5", "As in Ikae et al., Table 10", "As in Ikae et al., Table 10",
-        "As in Ikae et al., Table 9", "As in Ikae et al., Table 9"]
+        "As in Ikae et al., 2025, Table 1", "As in Ikae et al., 2025, Table 2",
+        "As in Ikae et al., 2025, Table 6", "As in Ikae et al., 2025, Table 6", "As in Ikae et al., 2025, Table 5",
+        "As in Ikae et al., 2025, Table 5", "As in Ikae et al., 2025, Table 10", "As in Ikae et al., 2025, Table 10",
+        "As in Ikae et al., 2025, Table 9", "As in Ikae et al., 2025, Table 9"]
     assert sum("per model (ours, not in the paper)" in c for c in tables) == 4
     english = _planted().assign(language="en")
     empty = Section()
