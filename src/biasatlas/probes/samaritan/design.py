@@ -54,18 +54,28 @@ def apply(values: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return out, said
 
 
+def design_counts() -> tuple[dict[str, int], int]:
+    """The whole English design, counted from its data without writing a prompt: (scenario, phrasing) cells with
+    the control per category (the plan's ``cells_per_category``), and the prompts (cells × rephrasings)."""
+    from biasatlas.probes.samaritan.data import load_groups, load_scenarios
+
+    _, phrasings = load_groups()
+    scenarios = load_scenarios("en").scenarios
+    english = [p for p in phrasings if "en" in p.forms]
+    cells = {c: len(scenarios) * (1 + sum(p.category == c for p in english)) for c in CATEGORIES}
+    prompts = sum(len(s.rephrasings) for s in scenarios) * (1 + len(english))
+    return cells, prompts
+
+
 def plan_block(config: Any, prompts: Sequence[Prompt], samples: int, max_tokens: int) -> dict[str, Any]:
     """The ``design`` entry of ``--plan-only``: the paper's counts beside ours, what cannot be matched, cost, time."""
     from biasatlas.probes.contact.design import cost_and_time
-    from biasatlas.probes.samaritan.plan import build_prompts, plan_figures
-
     _, said = apply({})
-    design = build_prompts(CATEGORIES, "en") if config.limit is not None else prompts  # the whole design's cells
-    cells = plan_figures(design, list(CATEGORIES))["cells_per_category"]
+    cells, design = design_counts()
     block: dict[str, Any] = {
         "name": "paper", "paper": PAPER, "set": said, "limited": config.limit is not None,
         "cells_per_category": {c: {"ours": cells.get(c, 0), "paper": n} for c, n in PAPER_CELLS.items()},
-        "design_prompts": len(design), "asked_prompts": len(prompts),
+        "design_prompts": design, "asked_prompts": len(prompts),
         "why": "the paper counts (scenario, phrasing) cells with the control; each cell is asked in the 4 "
                "rephrasings (103 × 4 × (24 phrasings + the control) = 10,300 prompts a model)",
         "not_as_in_the_paper": [

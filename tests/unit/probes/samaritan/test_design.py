@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from biasatlas.probes.base import ProbeConfigError
-from biasatlas.probes.samaritan.design import plan_block
+from biasatlas.probes.samaritan.design import design_counts, plan_block
+from biasatlas.probes.samaritan.plan import plan_figures
 from biasatlas.probes.samaritan.probe import PROBE
 
 
@@ -37,6 +38,13 @@ def test_a_value_the_paper_fixes_otherwise_is_refused(values: dict[str, object],
     with pytest.raises(ProbeConfigError, match="--design paper: ") as exc:
         PROBE.config(design="paper", **values)
     assert message in str(exc.value)
+
+
+def test_the_counts_from_the_data_are_the_plans() -> None:
+    prompts = PROBE.plan(PROBE.config(categories="gender"))
+    cells, _ = design_counts()
+    assert plan_figures(prompts, ["gender"])["cells_per_category"]["gender"] == cells["gender"] == 824
+    assert len(prompts) == 103 * 4 * 8  # the control and gender's 7 phrasings, in 4 rephrasings
 
 
 def test_without_the_design_the_defaults_stay() -> None:
