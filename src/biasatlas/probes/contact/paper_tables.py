@@ -114,3 +114,10 @@ def caption(language: str, axis: str, kind: str) -> str:
                      ", aggregated over the models and contact types",
             "scenario": "Bias distribution by scenario, aggregated over the models and contact conditions"}[kind]
     return f"As in Ikae et al., 2025, Table {number}: {what}, {condition} condition (n: ours)"
+
+
+def heatmap_panels(outcomes_frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(title, answers) of each panel of Raj et al.'s Figure 3 (axis × scenario): per model · mode, and · language
+    where the study holds several (the paper's figure is English only: languages are never pooled in a panel)."""
+    keys = ["model", "mode", *(["language"] if outcomes_frame["language"].nunique() > 1 else [])]
+    return [(" · ".join(map(str, key)), sub) for key, sub in outcomes_frame.groupby(keys, sort=True)]

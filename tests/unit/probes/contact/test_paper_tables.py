@@ -88,3 +88,12 @@ def test_the_report_block_holds_each_table_once_with_its_per_model_copy() -> Non
     empty = Section()
     pt.add_to_section(empty, english)  # no condition of the paper: nothing added
     assert empty.captions == []
+
+
+def test_figure_3_panels_never_pool_languages() -> None:
+    german = _planted().assign(biased=lambda f: f["decision"] == "biased", prompt_id=range(360))
+    both = pd.concat([german, german.assign(language="is")], ignore_index=True)
+    assert [title for title, _ in pt.heatmap_panels(both)] == [
+        "a · generate · de", "a · generate · is", "b · generate · de", "b · generate · is"]
+    assert all(sub["language"].nunique() == 1 for _, sub in pt.heatmap_panels(both))
+    assert [title for title, _ in pt.heatmap_panels(german)] == ["a · generate", "b · generate"]  # one language
