@@ -62,6 +62,12 @@ def debias(
     bbq_limit: Annotated[int | None, typer.Option("--bbq-limit", help="BBQ items per file.")] = None,
     alpha: AlphaOpt = None,
     correction: CorrectionOpt = None,
+    design: Annotated[
+        str | None,
+        typer.Option("--design", help="paper: paper 001's design (English, the setting's split sizes, LLaMA-2 "
+                                      "system prompt, generated answers, 1 epoch); printed, and --plan-only gives "
+                                      "the paper's sizes, cost and time."),
+    ] = None,
     *,
     opts: RunOptions,
 ) -> None:
@@ -80,10 +86,15 @@ def debias(
     from biasatlas.probes.debias.probe import PROBE
     from biasatlas.store import StoreError
 
+    if design is not None:  # defaults the design sets are not "given": only what the user typed can differ
+        from biasatlas.cli.design import say_design
+
+        say_design("debias", design, {**opts.probe_values(), "setting": setting,
+                                      "epochs": None if epochs == 1.0 else epochs})
     try:  # ---- every check before any work ----
         config: Any = PROBE.config(
-            **opts.probe_values(), setting=setting, eval_on=eval_on, epochs=epochs, learning_rate=lr, rank=rank,
-            lora_alpha=lora_alpha, train_batch_size=train_batch_size, grad_accum=grad_accum,
+            **opts.probe_values(), design=design, setting=setting, eval_on=eval_on, epochs=epochs, learning_rate=lr,
+            rank=rank, lora_alpha=lora_alpha, train_batch_size=train_batch_size, grad_accum=grad_accum,
             target_modules=target_modules, top_layers=top_layers, retrain=retrain, qa=qa, qa_limit=qa_limit,
             bbq=[str(p) for p in bbq] if bbq else None, bbq_limit=bbq_limit,
         )
@@ -93,6 +104,10 @@ def debias(
         return
     if opts.plan_only:
         summary = PROBE.plan_summary(plan.evaluation(), config)
+        if config.design is not None:
+            from biasatlas.probes.debias.design import plan_block
+
+            summary["design"] = plan_block(plan)
         sys.stdout.write(json.dumps({**summary, **plan.as_dict()}, indent=2, ensure_ascii=False, default=str) + "\n")
         return
     check_study(opts.study, write=True)

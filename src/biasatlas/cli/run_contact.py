@@ -10,6 +10,7 @@ import typer
 
 from biasatlas.cli.app import run_app
 from biasatlas.cli.common import run_probe_command, show_warning
+from biasatlas.cli.design import say_design
 from biasatlas.cli.options import RunOptions, run_options, split_values
 
 
@@ -47,6 +48,12 @@ def run_contact(
         str | None,
         typer.Option("--import-suffix", help="Answer instruction of imports: paper (default) or biasatlas."),
     ] = None,
+    design: Annotated[
+        str | None,
+        typer.Option("--design", help="paper: the design the paper fixed (en: Raj et al. 2024; de, is: Ikae et al.): "
+                                      "descriptors, scales, actions, system prompt, answer instruction, decoding; "
+                                      "printed, and --plan-only gives the paper's counts, cost and time."),
+    ] = None,
     balance_groups: Annotated[
         bool,
         typer.Option("--balance-groups", help="--limit draws the same prompt sets, on the same questions, for "
@@ -63,21 +70,21 @@ def run_contact(
     descriptors that do not fit the grammar of their slot are reported as one-line warnings.
     """
     imports = {k: v for k, v in {"import_row_order": row_order, "import_suffix": import_suffix}.items() if v}
+    specific = {"axes": split_values(axis, "--axis"), "scales": split_values(scale, "--scale"),
+                "actions": split_values(action, "--action"), "scenarios": split_values(scenario, "--scenario"),
+                "principles": split_values(principle, "--principle"), "template_set": template_set,
+                "hb_version": hb_version, "templates": templates}
+    if design is not None:
+        say_design("contact", design, {**opts.probe_values(), **specific})
     with warnings.catch_warnings():
         warnings.showwarning = show_warning
         run_probe_command(
             "contact",
             opts,
-            axes=split_values(axis, "--axis"),
-            scales=split_values(scale, "--scale"),
-            actions=split_values(action, "--action"),
-            scenarios=split_values(scenario, "--scenario"),
-            principles=split_values(principle, "--principle"),
-            template_set=template_set,
-            hb_version=hb_version,
-            templates=templates,
+            **specific,
             descriptors=descriptors,
             import_format=fmt,
             **({"balance_groups": True} if balance_groups else {}),
+            **({"design": design} if design is not None else {}),
             **imports,
         )

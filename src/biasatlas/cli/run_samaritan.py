@@ -55,6 +55,12 @@ def run_samaritan(
     alpha: AlphaOpt = None,
     correction: CorrectionOpt = None,
     equivalence_margin: MarginOpt = None,
+    design: Annotated[
+        str | None,
+        typer.Option("--design", help="paper: the paper's design (English, every category, temperature 1, paired "
+                                      "t at alpha 0.01 uncorrected); printed, and --plan-only gives the paper's "
+                                      "counts, cost and time."),
+    ] = None,
     *,
     opts: RunOptions,
 ) -> None:
@@ -68,7 +74,14 @@ def run_samaritan(
     """
     analysis = check_analysis_options(alpha, correction)
     analysis.update(check_margin(equivalence_margin))
-    run_probe_command("samaritan", opts, categories=category, **analysis)
+    # --category's default "all" is the design's too: only a category given differs
+    categories = None if design is not None and category == "all" else category
+    if design is not None:
+        from biasatlas.cli.design import say_design
+
+        say_design("samaritan", design, {**opts.probe_values(), "categories": categories, **analysis})
+        analysis["design"] = design
+    run_probe_command("samaritan", opts, categories=categories, **analysis)
 
 
 @samaritan_app.command("summary")

@@ -22,9 +22,9 @@ BASE = ["model", "mode", "language"]
 
 # The tables of the papers: name -> grouping columns (after model, mode, language).
 TABLES: dict[str, list[str]] = {
-    "by_contact": ["scale", "contact"],  # 001 Table 3; 000 Tables 1-4
-    "by_group": ["axis", "group"],  # 000 Tables 5-8
-    "by_scenario": ["axis", "scenario"],  # 000 Tables 9-12
+    "by_contact": ["scale", "contact"],  # 001 Table 3 (000's Tables 1-4, per dimension: paper_tables)
+    "by_group": ["axis", "group"],  # per model (000's Tables 5-8 pool the models: paper_tables)
+    "by_scenario": ["axis", "scenario"],  # per model (000's Tables 9-12: paper_tables)
     "by_axis_scenario": ["axis", "scenario", "contact"],  # 001 Figure 3 (per contact)
     "by_principle": ["principle", "contact"],
     "by_axis_contact": ["axis", "contact"],

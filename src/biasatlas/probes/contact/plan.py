@@ -67,6 +67,8 @@ class ContactConfig(ProbeConfig):
     #: how a 3-rows-per-template sheet of 30 templates orders its cells; the answer instruction of imports
     import_row_order: str = "principle-major"
     import_suffix: str = "paper"
+    #: ``paper``: the prompts as the paper asked them (system prompt, instruction; :mod:`.design` sets the rest)
+    design: str | None = None
 
     @model_validator(mode="after")
     def _language_alias(self) -> ContactConfig:
@@ -110,6 +112,13 @@ class ContactConfig(ProbeConfig):
     @classmethod
     def _row_order(cls, v: str) -> str:
         return _check([v], IMPORT_ROW_ORDERS, "row order")[0]
+
+    @field_validator("design")
+    @classmethod
+    def _design(cls, v: str | None) -> str | None:
+        from biasatlas.probes.contact.design import DESIGNS
+
+        return None if v is None else _check([v], DESIGNS, "design")[0]
 
     @field_validator("import_suffix")
     @classmethod
@@ -298,7 +307,12 @@ def limit_specs(specs: Sequence[SetSpec], limit: int | None, seed: int, *, balan
 def build_prompts(config: ContactConfig) -> list[Prompt]:
     """Every prompt of the design, prompt sets of none / positive / negative; ``limit`` applied."""
     specs = limit_specs(set_specs(config), config.limit, config.seed, balance=config.balance_groups)
-    return [p for spec in specs for p in _set_prompts(spec, config.hb_version)]
+    prompts = [p for spec in specs for p in _set_prompts(spec, config.hb_version)]
+    if config.design is not None:  # the papers' system prompt and instruction
+        from biasatlas.probes.contact.design import dress
+
+        return dress(prompts)
+    return prompts
 
 
 def limit_imported(prompts: Sequence[Prompt], limit: int | None, seed: int) -> list[Prompt]:

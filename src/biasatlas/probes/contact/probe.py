@@ -113,6 +113,14 @@ class ContactProbe(Probe):
     modes: ClassVar[tuple[str, ...]] = ("choice", "generate")
     value_column: ClassVar[str | None] = "answer"
 
+    def config(self, **values: Any) -> ProbeConfig:
+        """As :meth:`Probe.config`; ``design="paper"`` first sets what the paper fixes (:mod:`.design`)."""
+        if values.get("design") == "paper":
+            from biasatlas.probes.contact.design import apply
+
+            values, _ = apply(values)
+        return super().config(**values)
+
     def plan(self, config: ProbeConfig) -> list[Prompt]:
         """Our templates' prompt sets, or an imported dataset's (``templates``); ``limit`` applied."""
         config = cast(ContactConfig, config)
@@ -154,6 +162,11 @@ class ContactProbe(Probe):
 
             summary["groups"] = {lang: plan_note(lang, config.hb_version, config.axes)
                                  for lang in config_languages(config)}
+        if isinstance(config, ContactConfig) and config.design is not None:
+            from biasatlas.probes.contact.design import plan_block
+
+            settings = self.settings(config)
+            summary["design"] = plan_block(config, prompts, self.samples(config), settings.mode, settings.max_tokens)
         return summary
 
     def outcomes(self, store: Store) -> pd.DataFrame:

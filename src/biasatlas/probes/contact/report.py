@@ -13,6 +13,7 @@ import pandas as pd
 
 from biasatlas.probes.contact import analysis as ca
 from biasatlas.probes.contact.data import NAME
+from biasatlas.probes.contact.paper_tables import heatmap_panels
 from biasatlas.probes.contact.read import outcomes
 from biasatlas.report.compare import estimate_cell, side_by_side
 from biasatlas.report.headlines import model_label
@@ -190,16 +191,14 @@ def probability_by_contact(table: pd.DataFrame) -> Any:
 def heatmap_axis_scenario(outcomes_frame: pd.DataFrame) -> Any:
     """Biased % by axis × scenario (paper 001 Figure 3), all framings pooled, n in each cell.
 
-    One panel per model (and mode), side by side (three to a row) on one colour scale.
+    One panel per model (and mode), and per language where the study holds several (the paper's figure is
+    English only: languages are never pooled into one panel), side by side (three to a row) on one colour scale.
     """
-    units = list(outcomes_frame[["model", "mode"]].drop_duplicates().sort_values(["model", "mode"])
-                 .itertuples(index=False, name=None))
     grids = []
-    for model, mode in units:
-        sub = outcomes_frame[(outcomes_frame["model"] == model) & (outcomes_frame["mode"] == mode)]
+    for title, sub in heatmap_panels(outcomes_frame):
         grid = sub.pivot_table(index="axis", columns="scenario", values="biased", aggfunc="mean") * 100
         counts = sub.pivot_table(index="axis", columns="scenario", values="prompt_id", aggfunc="count")
-        grids.append((f"{model} · {mode}", grid, counts.reindex(index=grid.index, columns=grid.columns)))
+        grids.append((title, grid, counts.reindex(index=grid.index, columns=grid.columns)))
     per_row = min(3, len(grids))
     n_rows = -(-len(grids) // per_row)
     width = max(1.3 * max(3, g.shape[1]) + 2 for _, g, _ in grids)
@@ -265,10 +264,10 @@ def heatmap_plot(outcomes_frame: pd.DataFrame) -> Any:
     from biasatlas.report.plots import heatmap_figure
 
     panels = []
-    for (model, mode), sub in outcomes_frame.groupby(["model", "mode"], sort=True):
+    for title, sub in heatmap_panels(outcomes_frame):
         grid = sub.pivot_table(index="axis", columns="scenario", values="biased", aggfunc="mean") * 100
         counts = sub.pivot_table(index="axis", columns="scenario", values="prompt_id", aggfunc="count")
-        panels.append((f"{model} · {mode}", grid, counts.reindex(index=grid.index, columns=grid.columns)))
+        panels.append((title, grid, counts.reindex(index=grid.index, columns=grid.columns)))
     return heatmap_figure(panels, x_title="Scenario", y_title="Identity axis", z_title="Biased answers (%)",
                           zmin=0, zmax=100, digits=2)
 
@@ -328,10 +327,16 @@ def sections(store: Any) -> list[Section]:
         section.add_table(_by_model(tests).rename(columns={"effect_name": "effect_measure"}),
                           "Every statistic of the paired tests (one row per model and test, with its quality "
                           "flags)", drill=NAME)
-    section.add_figure(heatmap_axis_scenario(out), "Axis × scenario, one panel per model",
+    section.add_figure(heatmap_axis_scenario(out), "Axis × scenario (Raj et al., 2024, Figure 3), one panel per "
+                       "model and language",
                        plot=heatmap_plot(out))
-    section.add_table(_display(tables["by_group"]), "By group (paper 000 Tables 5-8)", drill=NAME)
-    section.add_table(_display(tables["by_scenario"]), "By scenario (paper 000 Tables 9-12)", drill=NAME)
+    section.add_table(_display(tables["by_group"]), "By group, per model and axis (ours; Ikae et al.'s Tables 5-8 "
+                      "pool the models: below)", drill=NAME)
+    section.add_table(_display(tables["by_scenario"]), "By scenario, per model and axis (ours; Ikae et al.'s "
+                      "Tables 9-12 pool the models: below)", drill=NAME)
+    from biasatlas.probes.contact.paper_tables import add_to_section as as_in_ikae
+
+    as_in_ikae(section, out)  # Tables 1-12 in the paper's own layout
     section.add_table(_display(tables["by_principle"]), "By key principle × contact", drill=NAME)
     reasons = ca.reasons_table(out)
     if not reasons.empty:

@@ -41,6 +41,15 @@ class DebiasConfig(ProbeConfig):
     qa_limit: int | None = Field(default=None, ge=1)
     bbq: list[str] | None = None
     bbq_limit: int | None = Field(default=None, ge=1)
+    #: ``paper``: paper 001's design (:mod:`biasatlas.probes.debias.design`: sizes, system prompt, decoding)
+    design: str | None = None
+
+    @field_validator("design")
+    @classmethod
+    def _design(cls, value: str | None) -> str | None:
+        if value is not None and value != "paper":
+            raise ValueError(f"unknown design {value!r}; valid: paper")
+        return value
 
     @field_validator("setting")
     @classmethod

@@ -31,9 +31,15 @@ def _quiet(message: str) -> None:
 
 
 def evaluation_split(config: DebiasConfig) -> Split:
-    """The setting's split; ``limit`` sizes its evaluated part (the others in proportion)."""
+    """The setting's split; ``limit`` sizes its evaluated part (the others in proportion); ``design`` paper: the
+    paper's sizes (without ``limit``) and its system prompt."""
     sizes = SplitSizes.for_evaluation(config.limit, config.eval_on) if config.limit is not None else None
-    return build_split(config.setting, language=config.language, seed=config.seed, sizes=sizes)
+    if config.design is None:
+        return build_split(config.setting, language=config.language, seed=config.seed, sizes=sizes)
+    from biasatlas.probes.debias.design import dress_split, paper_sizes
+
+    sizes = sizes or paper_sizes(config.setting)
+    return dress_split(build_split(config.setting, language=config.language, seed=config.seed, sizes=sizes))
 
 
 def contact_settings(config: DebiasConfig) -> GenerationSettings:

@@ -41,6 +41,14 @@ class DebiasProbe(Probe):
     default_languages: ClassVar[tuple[str, ...]] = ("en",)
     modes: ClassVar[tuple[str, ...]] = ("choice", "generate")
 
+    def config(self, **values: Any) -> ProbeConfig:
+        """As :meth:`Probe.config`; ``design="paper"`` first sets what paper 001 fixes (:mod:`.design`)."""
+        if values.get("design") == "paper":
+            from biasatlas.probes.debias.design import apply
+
+            values, _ = apply(values)
+        return super().config(**values)
+
     @staticmethod
     def _config(config: ProbeConfig) -> DebiasConfig:
         assert isinstance(config, DebiasConfig)

@@ -81,23 +81,28 @@ def get_setting(name: str) -> Setting:
     return SETTINGS[name]
 
 
+#: a part of ``None`` prompts takes every prompt set of its pool (paper 001's settings 2 and 3a-c, ``--design paper``)
+ALL_SETS = 10**12
+
+
 @dataclass(frozen=True)
 class SplitSizes:
-    """Target sizes in prompts (paper 001 setting 1: about 10k train, 5k validation, 20k test)."""
+    """Target sizes in prompts (paper 001 setting 1: about 10k train, 5k validation, 20k test); ``None``: the
+    whole pool (what is left of it after the parts drawn before)."""
 
-    train: int = 10_000
-    validation: int = 5_000
-    test: int = 20_000
+    train: int | None = 10_000
+    validation: int | None = 5_000
+    test: int | None = 20_000
 
     @classmethod
     def from_limit(cls, limit: int) -> SplitSizes:
         """``limit`` prompts in all, shared in the default 2 : 1 : 4 proportion."""
         if limit < 6:
             raise SplitError(f"--limit {limit} is too small: a split needs at least 6 prompts (2 prompt sets)")
-        default = cls()
-        total = default.train + default.validation + default.test
-        train = round(limit * default.train / total)
-        validation = round(limit * default.validation / total)
+        default = SIZES
+        total = default[0] + default[1] + default[2]
+        train = round(limit * default[0] / total)
+        validation = round(limit * default[1] / total)
         return cls(train=max(train, 3), validation=validation, test=max(limit - train - validation, 3))
 
     @classmethod
@@ -108,19 +113,21 @@ class SplitSizes:
             raise SplitError(f"unknown split part {part!r}; valid: {', '.join(PARTS)}")
         if limit < 3:
             raise SplitError(f"--limit {limit} is too small: the evaluation needs at least one prompt set (3 prompts)")
-        default = cls()
-        wanted = getattr(default, part)
-        sizes = {name: round(limit * getattr(default, name) / wanted) for name in PARTS}
+        default = dict(zip(PARTS, SIZES, strict=True))
+        sizes = {name: round(limit * default[name] / default[part]) for name in PARTS}
         sizes[part] = 3 * (limit // 3)
         return cls(**sizes)
 
     def sets(self) -> dict[str, int]:
         """Whole prompt sets (three prompts each) per part; train and test get at least one."""
-        return {
-            "train": max(1, round(self.train / 3)),
-            "validation": round(self.validation / 3),
-            "test": max(1, round(self.test / 3)),
-        }
+        def whole(prompts: int | None) -> int:
+            return ALL_SETS if prompts is None else round(prompts / 3)
+
+        return {"train": max(1, whole(self.train)), "validation": whole(self.validation),
+                "test": max(1, whole(self.test))}
+
+
+SIZES = (10_000, 5_000, 20_000)  # the default parts (train, validation, test), in prompts
 
 
 @dataclass

@@ -59,6 +59,15 @@ class SamaritanConfig(ProbeConfig):
     alpha: float | None = None
     correction: str | None = None
     equivalence_margin: float | None = None
+    #: ``paper``: the paper's design (:mod:`biasatlas.probes.samaritan.design` sets the values; the plan says so)
+    design: str | None = None
+
+    @field_validator("design")
+    @classmethod
+    def _design(cls, value: str | None) -> str | None:
+        if value is not None and value != "paper":
+            raise ValueError(f"unknown design {value!r}; valid: paper")
+        return value
 
     @field_validator("categories", mode="before")
     @classmethod
@@ -103,6 +112,10 @@ class SamaritanProbe(Probe):
 
     def config(self, **values: Any) -> SamaritanConfig:
         """As :meth:`Probe.config`; a bad category is one line naming --category and the valid ones."""
+        if values.get("design") == "paper":
+            from biasatlas.probes.samaritan.design import apply
+
+            values, _ = apply(values)
         if values.get("categories") is not None:
             try:
                 values["categories"] = parse_categories(values["categories"])
@@ -135,7 +148,13 @@ class SamaritanProbe(Probe):
         )
 
     def plan_summary(self, prompts: Sequence[Prompt], config: ProbeConfig) -> dict[str, Any]:
-        return {**super().plan_summary(prompts, config), **plan_figures(prompts, self._config(config).categories)}
+        c = self._config(config)
+        summary = {**super().plan_summary(prompts, c), **plan_figures(prompts, c.categories)}
+        if c.design is not None:
+            from biasatlas.probes.samaritan.design import plan_block
+
+            summary["design"] = plan_block(c, prompts, self.samples(c), c.max_tokens or DEFAULT_MAX_TOKENS)
+        return summary
 
     def run_record(self, config: ProbeConfig) -> dict[str, Any]:
         """The config, and the analysis settings at the top level: ``summary``'s defaults for the study."""
