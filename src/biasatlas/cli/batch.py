@@ -245,12 +245,15 @@ def run(
     if actors < 1 or concurrency < 1 or max_retries < 0 or timeout <= 0 or (max_wait is not None and max_wait <= 0):
         fail("--actors and --concurrency must be at least 1, --max-retries at least 0, --timeout and --max-wait "
              "above 0")
+    urls = _endpoints(base_urls) if engine == "ray" else []
+    if engine == "ray-vllm" and not model_source:
+        fail("--engine ray-vllm needs --model-source (the model vLLM loads on the cluster)")
     try:
         out.mkdir(parents=True, exist_ok=True)
         if engine == "ray-vllm":
-            result = _run_vllm(files, out, model_source, address, actors)
+            result = _run_vllm(files, out, str(model_source), address, actors)
         else:
-            result = _run_http(files, out, base_urls, address=address, actors=actors, concurrency=concurrency,
+            result = _run_http(files, out, urls, address=address, actors=actors, concurrency=concurrency,
                                timeout=timeout, max_retries=max_retries, key_env=api_key_env, max_wait=max_wait)
     except RayStartError as exc:
         fail(str(exc))
@@ -261,26 +264,30 @@ def run(
     _print_result(result, out, as_json)
 
 
-def _run_vllm(files: list[Path], out: Path, model_source: str | None, address: str | None, actors: int) -> Any:
-    from biasatlas.batch.ray_vllm import run_vllm
-
-    if not model_source:
-        fail("--engine ray-vllm needs --model-source (the model vLLM loads on the cluster)")
-    try:
-        return run_vllm(files, out, str(model_source), address=address, replicas=actors)
-    except (ImportError, ValueError) as exc:
-        fail(str(exc))
-
-
-def _run_http(files: list[Path], out: Path, base_urls: list[str] | None, **options: Any) -> Any:
+def _endpoints(base_urls: list[str] | None) -> list[str]:
+    """The --base-url servers, checked (one line, exit 2, before anything is written)."""
     from biasatlas.backends.http.setup import safe_url
-    from biasatlas.batch.ray_engine import ProgressLine, count_lines, run_ray
 
     urls = [u.rstrip("/") for u in base_urls or []]
     bad = [u for u in urls if not u.startswith(("http://", "https://"))]
     if not urls or bad:
         fail("--engine ray needs --base-url http(s)://HOST/v1 (repeat it for several servers)"
              + (f"; not a URL: {safe_url(bad[0])!r}" if bad else ""))
+    return urls
+
+
+def _run_vllm(files: list[Path], out: Path, model_source: str, address: str | None, actors: int) -> Any:
+    from biasatlas.batch.ray_vllm import run_vllm
+
+    try:
+        return run_vllm(files, out, model_source, address=address, replicas=actors)
+    except (ImportError, ValueError) as exc:
+        fail(str(exc))
+
+
+def _run_http(files: list[Path], out: Path, urls: list[str], **options: Any) -> Any:
+    from biasatlas.batch.ray_engine import ProgressLine, count_lines, run_ray
+
     progress = ProgressLine(total=count_lines(files))
     try:
         return run_ray(files, out, urls, progress=progress, **options)

@@ -94,3 +94,9 @@ def test_unreadable_lines_are_named_and_the_exit_is_1(tmp_path: Path) -> None:
     assert code == 1
     assert lines[0].endswith("in.jsonl:1: not UTF-8") and lines[1].endswith("JSON nested too deeply)")
     assert "2 unreadable" in lines[2]
+
+
+def test_a_bad_base_url_is_one_line_before_anything_is_written(tmp_path: Path) -> None:
+    code, lines = run("--in", str(batch_in(tmp_path)), "--out", str(tmp_path / "out"), "--base-url", "ftp://x")
+    assert code == 2 and len(lines) == 1 and "not a URL" in lines[0]
+    assert not (tmp_path / "out").exists()
