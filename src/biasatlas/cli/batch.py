@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from biasatlas.cli.app import app
 from biasatlas.cli.common import StudyOpt, check_study, console, fail, resume_command
@@ -196,6 +197,9 @@ KeyEnvOpt = Annotated[str, typer.Option(
 SourceOpt = Annotated[str | None, typer.Option(
     "--model-source", help="ray-vllm: the model vLLM loads (hub id or path).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="The counts as JSON on stdout.")]
+MaxWaitOpt = Annotated[float | None, typer.Option(
+    "--max-wait", help="Seconds a server may go without an answer while its requests fail before the job gives "
+    "it up (default: 60 until its first answer, 180 after; a server answering most requests is never given up).")]
 
 
 @batch_app.command("run")
@@ -211,52 +215,106 @@ def run(
     max_retries: RetriesOpt = 6,
     api_key_env: KeyEnvOpt = "OPENAI_API_KEY",
     model_source: SourceOpt = None,
+    max_wait: MaxWaitOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Answer batch input files through Ray Data, writing OpenAI Batch output files that `batch import` reads.
 
     Lines answered in --out already are skipped: after a kill, run the same command again and it asks only
-    the missing lines; then `biasatlas batch import --study DIR OUT/*.jsonl`. Needs the [ray] extra."""
-    from biasatlas.backends.http.setup import safe_url
-
+    the missing lines; then `biasatlas batch import --study DIR OUT/*.jsonl`. A server that stops answering
+    is given up within about a minute (exit 4). Exit codes: 0 every line answered, 1 some lines failed or were
+    unreadable, 4 stopped early, 130 interrupted, 2 bad input. Needs the \\[ray] extra."""
     if engine not in ENGINES:
         fail(f"--engine {engine!r}: valid: {', '.join(ENGINES)}")
     try:
         import ray  # noqa: F401
     except ImportError:
         fail("the Ray engine needs Ray Data: pip install 'biasatlas[ray]'")
-    from biasatlas.batch.ray_engine import ProgressLine, input_files, run_ray
+    from biasatlas.batch.ray_engine import RayInterrupted, input_files
+    from biasatlas.batch.ray_session import RayStartError, check_address
 
     check_output_dir(out)  # a study's database given as --out stays the database
+    if address:
+        try:  # before anything is read: a cluster that is not there is one line in seconds
+            check_address(address)
+        except RayStartError as exc:
+            fail(str(exc))
     files = input_files(inputs)
     if not files:
         fail(f"no batch input at {inputs} (expected *.jsonl files written by `biasatlas batch export`)")
-    if actors < 1 or concurrency < 1 or max_retries < 0 or timeout <= 0:
-        fail("--actors and --concurrency must be at least 1, --max-retries at least 0, --timeout above 0")
-    if engine == "ray-vllm":
-        from biasatlas.batch.ray_vllm import run_vllm
+    if actors < 1 or concurrency < 1 or max_retries < 0 or timeout <= 0 or (max_wait is not None and max_wait <= 0):
+        fail("--actors and --concurrency must be at least 1, --max-retries at least 0, --timeout and --max-wait "
+             "above 0")
+    urls = _endpoints(base_urls) if engine == "ray" else []
+    if engine == "ray-vllm" and not model_source:
+        fail("--engine ray-vllm needs --model-source (the model vLLM loads on the cluster)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if engine == "ray-vllm":
+            result = _run_vllm(files, out, str(model_source), address, actors)
+        else:
+            result = _run_http(files, out, urls, address=address, actors=actors, concurrency=concurrency,
+                               timeout=timeout, max_retries=max_retries, key_env=api_key_env, max_wait=max_wait)
+    except RayStartError as exc:
+        fail(str(exc))
+    except RayInterrupted as exc:
+        _interrupted(exc.run, out)
+    except OSError as exc:
+        fail(f"cannot read the batch input or write the answers in {out}: {exc.strerror or exc}")
+    _print_result(result, out, as_json)
 
-        if not model_source:
-            fail("--engine ray-vllm needs --model-source (the model vLLM loads on the cluster)")
-            return
-        try:
-            result = run_vllm(files, out, model_source, address=address, replicas=actors)
-        except (ImportError, ValueError) as exc:
-            fail(str(exc))
-    else:
-        urls = [u.rstrip("/") for u in base_urls or []]
-        bad = [u for u in urls if not u.startswith(("http://", "https://"))]
-        if not urls or bad:
-            fail("--engine ray needs --base-url http(s)://HOST/v1 (repeat it for several servers)"
-                 + (f"; not a URL: {safe_url(bad[0])!r}" if bad else ""))
-        from biasatlas.batch.ray_engine import count_lines
 
-        progress = ProgressLine(total=count_lines(files))
-        try:
-            result = run_ray(files, out, urls, address=address, actors=actors, concurrency=concurrency,
-                             timeout=timeout, max_retries=max_retries, key_env=api_key_env, progress=progress)
-        finally:
-            progress.close()
+def _endpoints(base_urls: list[str] | None) -> list[str]:
+    """The --base-url servers, checked (one line, exit 2, before anything is written)."""
+    from biasatlas.backends.http.setup import safe_url
+
+    urls = [u.rstrip("/") for u in base_urls or []]
+    bad = [u for u in urls if not u.startswith(("http://", "https://"))]
+    if not urls or bad:
+        fail("--engine ray needs --base-url http(s)://HOST/v1 (repeat it for several servers)"
+             + (f"; not a URL: {safe_url(bad[0])!r}" if bad else ""))
+    return urls
+
+
+def _run_vllm(files: list[Path], out: Path, model_source: str, address: str | None, actors: int) -> Any:
+    from biasatlas.batch.ray_vllm import run_vllm
+
+    try:
+        return run_vllm(files, out, model_source, address=address, replicas=actors)
+    except (ImportError, ValueError) as exc:
+        fail(str(exc))
+
+
+def _run_http(files: list[Path], out: Path, urls: list[str], **options: Any) -> Any:
+    from biasatlas.batch.ray_engine import ProgressLine, count_lines, run_ray
+
+    progress = ProgressLine(total=count_lines(files))
+    try:
+        return run_ray(files, out, urls, progress=progress, **options)
+    finally:
+        progress.close()
+
+
+def _interrupted(result: Any, out: Path) -> None:
+    """Ctrl-C or SIGTERM: what is kept, the resume command, exit 130 (as every run)."""
+    from biasatlas.cli.common import EXIT_INTERRUPTED
+    from biasatlas.cli.interrupts import interrupted_told
+
+    console.print(f"[yellow]interrupted[/]: {result.answered} lines answered in this job, "
+                  f"{result.answered + result.skipped} in all, kept in {escape(str(out))}. "
+                  f"Resume: {escape(resume_command())}")
+    interrupted_told()
+    raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _print_result(result: Any, out: Path, as_json: bool) -> None:
+    from biasatlas.cli.common import EXIT_STOPPED
+
+    for bad in result.unreadable_lines[:SHOWN_BAD]:
+        console.print(f"warning: {bad}", markup=False)
+    if len(result.unreadable_lines) > SHOWN_BAD:
+        console.print(f"warning: {len(result.unreadable_lines) - SHOWN_BAD} more unreadable lines (--json lists "
+                      "them all)", markup=False)
     shared = f" ({result.shared} with the answer of a line asking the same body)" if result.shared else ""
     console.print(f"ray: {result.lines} lines: {result.answered} answered{shared}, {result.skipped} answered "
                   f"before, {result.duplicates} duplicates (asked once), {result.errors} failed, "
@@ -268,8 +326,13 @@ def run(
                       markup=False)
     for cause, n in sorted(result.causes.items()):
         console.print(f"  failed: {n} {cause}", markup=False)
-    console.print(f"next: biasatlas batch import --study DIR {out}/*.jsonl", markup=False)
     if as_json:
         sys.stdout.write(json.dumps(result.as_dict(), indent=2) + "\n")
+    if result.stopped:
+        console.print(f"[bold red]stopped[/]: {escape(result.stopped)}; {result.not_answered} lines not answered "
+                      f"(every answer written is kept). Resume: {escape(resume_command())}")
+        console.print(f"then: biasatlas batch import --study DIR {out}/*.jsonl", markup=False)
+        raise typer.Exit(EXIT_STOPPED)
+    console.print(f"next: biasatlas batch import --study DIR {out}/*.jsonl", markup=False)
     if result.errors or result.unreadable or result.conflicts:
         raise typer.Exit(1)

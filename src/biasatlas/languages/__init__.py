@@ -18,6 +18,11 @@ from biasatlas.datafiles import DataFileError, load_yaml
 ATLAS_LANGUAGES = ("en", "de", "is", "fr", "es", "it", "pt", "hi", "id", "vi", "zh", "ko")
 #: a pack folder's record of native-speaker reviews (written by `biasatlas languages review --apply`)
 REVIEWS_FILE = "reviews.yaml"
+#: the most characters one filled prompt of a pack may have (`languages check` refuses longer ones): the
+#: shipped packs' longest is about 1,000; a template that renders megabytes is a mistake, never a question
+MAX_PROMPT_CHARS = 20_000
+#: the most characters one descriptor (one form of it) may have: the shipped packs' longest has 53
+MAX_DESCRIPTOR_CHARS = 500
 
 
 class LanguagePackError(DataFileError):

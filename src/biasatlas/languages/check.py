@@ -10,15 +10,36 @@ lists and labelled tables are present (with their accuracy, see :mod:`biasatlas.
 
 from __future__ import annotations
 
+import csv
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from biasatlas.datafiles import DataFileError, load_yaml
-from biasatlas.languages import LanguagePackError, Pack, read_pack
+from biasatlas.languages import MAX_DESCRIPTOR_CHARS, MAX_PROMPT_CHARS, LanguagePackError, Pack, read_pack
 
 REQUIRED_ROW_KEYS = ("file", "written_by", "native_speaker_reviewed", "validate")
+#: what reading a table may raise on a file of the wrong shape (an empty file ends csv's reader at once)
+UNREADABLE = (OSError, ValueError, StopIteration, IndexError, KeyError, csv.Error)
+#: the columns each labelled reader table needs (readers.load_table, yesno_misread, rating_misread)
+READER_COLUMNS = {"yesno": ("scale", "language", "answer", "expected", "reason"),
+                  "ratings": ("language", "answer", "expected", "reason")}
+
+
+def unreadable(part: str, path: Path | None, exc: BaseException) -> str:
+    """One line for a table that cannot be read: its part, its file, why (never a traceback)."""
+    name = path.name if path is not None else "?"
+    if isinstance(exc, StopIteration):
+        why = "empty file"
+    elif isinstance(exc, csv.Error) and "field larger" in str(exc):
+        why = f"a field is longer than {csv.field_size_limit():,} characters (a descriptor has at most " \
+              f"{MAX_DESCRIPTOR_CHARS:,}, a prompt {MAX_PROMPT_CHARS:,})"
+    elif isinstance(exc, IndexError | KeyError):
+        why = f"a row or column is missing ({type(exc).__name__}: {exc})"
+    else:
+        why = " ".join(str(exc).split())[:300]
+    return f"{part}: {why}" if name in why else f"{part}: {name}: {why}"
 
 
 @dataclass
@@ -52,7 +73,8 @@ def check_pack(folder: Path) -> Report:
     for part, check in checks:
         try:
             check(pack, report)
-        except (TypeError, AttributeError, KeyError, IndexError, ValueError, OSError, RecursionError) as exc:
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError, OSError, RecursionError, StopIteration,
+                csv.Error) as exc:
             # a file of the wrong shape (a number where a list belongs, a list where a mapping does): one
             # line naming the part, never a traceback
             report.problems.append(f"{part}: a file has the wrong structure ({type(exc).__name__}: "
@@ -116,11 +138,13 @@ def _check_contact(pack: Pack, report: Report) -> None:
     try:
         descriptors = (_pack_mmhb(pack) if str(pack.files.get("descriptors", "")).endswith(".tsv")
                        else raw_descriptors_for(pack.code) if pack.code == "en" else yaml_descriptors(pack.code))
-    except (ContactDataError, OSError, ValueError) as exc:
-        report.problems.append(f"descriptors: {exc}")
+        if str(pack.files.get("descriptors", "")).endswith(".tsv"):
+            _form_figures(pack, report)
+    except (ContactDataError, *UNREADABLE) as exc:
+        report.problems.append(unreadable("descriptors", pack.file("descriptors"), exc))
         return
-    if str(pack.files.get("descriptors", "")).endswith(".tsv"):
-        _form_figures(pack, report)
+    if not _descriptors_fit(pack, descriptors, report):
+        return
     given = len(descriptors)
     descriptors = _one_wording(pack, descriptors, tset, report)
     if tset.grammar and tset.grammar.get("order") not in ("pre", "post"):
@@ -143,6 +167,10 @@ def _check_contact(pack: Pack, report: Report) -> None:
             form = d.form(cell.agree, tset.grammar)
             for text in texts:
                 out = fill(text, d, cell.noun, cell.agree, tset.grammar)
+                if len(out) > MAX_PROMPT_CHARS:
+                    report.problems.append(f"{path.name}: cell {cell.id}: a prompt of {len(out):,} characters, longer "
+                                           f"than {MAX_PROMPT_CHARS:,} characters (the most a prompt may have)")
+                    return
                 if SLOT.search(out) or "{" in out:
                     report.problems.append(f"{path.name}: cell {cell.id}: a slot did not fill: {out!r}")
                     return
@@ -159,6 +187,22 @@ def _check_contact(pack: Pack, report: Report) -> None:
         "cell_descriptor_pairs_skipped": skipped, "contact_prompts_all_scales": prompts,
         "mmhb_forms_used": dict(forms),
     })
+
+
+def _descriptors_fit(pack: Pack, descriptors: tuple[Any, ...], report: Report) -> bool:
+    """A table with descriptors, none longer than MAX_DESCRIPTOR_CHARS (in any of its forms)."""
+    path = pack.file("descriptors")
+    name = path.name if path is not None else "descriptors"
+    if not descriptors:
+        report.problems.append(f"descriptors: {name}: no descriptors")
+        return False
+    for d in descriptors:
+        longest = max([len(str(d.label)), *(len(f.text) for f in (d.mmhb.forms if d.mmhb is not None else ()))])
+        if longest > MAX_DESCRIPTOR_CHARS:
+            report.problems.append(f"descriptors: {name}: {d.key} has {longest:,} characters (a descriptor has at "
+                                   f"most {MAX_DESCRIPTOR_CHARS:,} characters)")
+            return False
+    return True
 
 
 def _one_wording(pack: Pack, descriptors: tuple[Any, ...], tset: Any, report: Report) -> tuple[Any, ...]:
@@ -237,7 +281,7 @@ def _check_samaritan(pack: Pack, report: Report) -> None:
     try:  # an unreadable descriptor file is reported by the contact check
         mmhb = ({d.key: d for d in _pack_mmhb(pack)} if str(pack.files.get("descriptors", "")).endswith(".tsv")
                 else {})
-    except (OSError, ValueError):  # ContactDataError is a ValueError
+    except UNREADABLE:  # ContactDataError is a ValueError
         mmhb = {}
     cited = 0
     for item in groups["phrasings"]:
@@ -269,7 +313,10 @@ def _check_samaritan(pack: Pack, report: Report) -> None:
             import re
 
             names = set(re.findall(r"\{(\w+)\}", r))
-            if not names or not names <= set(PLACEHOLDERS):
+            if len(str(r)) > MAX_PROMPT_CHARS:
+                report.problems.append(f"{scen_path.name}: {s.get('id')}: a rephrasing of {len(str(r)):,} characters, "
+                                       f"longer than {MAX_PROMPT_CHARS:,} characters (the most a prompt may have)")
+            elif not names or not names <= set(PLACEHOLDERS):
                 report.problems.append(f"{scen_path.name}: {s.get('id')}: bad placeholders in {r!r}")
     report.figures.update({"samaritan_scenarios": len(scenarios.get("scenarios", [])),
                            "samaritan_rephrasings": n, "samaritan_phrasings": len(groups["phrasings"]),
@@ -286,11 +333,40 @@ def _check_readers(pack: Pack, report: Report) -> None:
     tables = pack.file("reader_tables")
     if tables is None:
         return  # en/de/is: labelled tables live in tests/unit/parsing
+    if not _reader_columns(tables, report):
+        return
     try:
         report.figures["reader"] = acc = reader_accuracy(pack.code, tables)
-    except (OSError, ValueError) as exc:
-        report.problems.append(f"readers: {exc}")
+    except UNREADABLE as exc:
+        report.problems.append(unreadable("readers", None, exc) if not str(exc).startswith("missing labelled")
+                               else f"readers: {exc}")
         return
     if acc["yesno_rows"] < 80 or acc["rating_rows"] < 40:
         report.problems.append(f"readers: labelled tables too small ({acc['yesno_rows']} yes/no, "
                                f"{acc['rating_rows']} ratings; need >= 80 and >= 40)")
+
+
+def _reader_columns(folder: Path, report: Report) -> bool:
+    """Each labelled table present with its columns (a table without its answer column is a problem, named)."""
+    ok = True
+    for kind, columns in READER_COLUMNS.items():
+        for name in (f"{kind}.csv", f"{kind}_heldout.csv"):
+            path = folder / name
+            if not path.is_file():
+                continue  # reader_accuracy names a missing table
+            try:  # every row: a field past csv's limit is named with its table here
+                with path.open(encoding="utf-8", newline="") as handle:
+                    rows = csv.reader(line for line in handle if not line.startswith("#"))
+                    header = next(rows, None)
+                    for _ in rows:
+                        pass
+            except UNREADABLE as exc:
+                report.problems.append(unreadable("readers", path, exc))
+                ok = False
+                continue
+            missing = [c for c in columns if c not in (header or [])]
+            if missing:
+                report.problems.append(f"readers: {name} has no column {', '.join(missing)} (it needs "
+                                       f"{', '.join(columns)})")
+                ok = False
+    return ok

@@ -230,3 +230,50 @@ def disparity_forest(rows: Sequence[dict[str, Any]], family: str = "axis") -> An
     fig.update_layout(height=160 + 24 * sum(sizes) + 60 * len(panels), template="plotly_white",
                       margin={"l": 10, "r": 10, "t": 40, "b": 30})
     return fig
+
+
+# ---- fonts of the static (matplotlib) figures ------------------------------------------------------------------
+#: installed fonts that hold CJK glyphs and symbols, in order of preference (Debian: fonts-noto-cjk, fonts-symbola);
+#: matplotlib's DejaVu Sans comes first, and each character is drawn by the first font that has it
+FALLBACK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK KR", "Source Han Sans", "Noto Sans SC",
+                  "WenQuanYi Zen Hei", "Droid Sans Fallback", "Symbola", "Noto Emoji")
+BASE_FONT = "DejaVu Sans"
+
+
+def figure_fonts() -> list[str]:
+    """The font families of the SVG/PDF figures: DejaVu Sans, then every installed font of FALLBACK_FONTS.
+
+    Without any of them (no CJK font installed) DejaVu Sans alone: the figure is still made, and characters
+    it lacks are drawn as boxes (matplotlib warns once per glyph).
+    """
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    if not installed & set(FALLBACK_FONTS):
+        _add_new_fonts(font_manager)
+        installed = {f.name for f in font_manager.fontManager.ttflist}
+    return [BASE_FONT, *(name for name in FALLBACK_FONTS if name in installed)]
+
+
+def _add_new_fonts(font_manager: Any) -> None:
+    """Fonts installed after matplotlib cached its font list (it reads the system's fonts once): added here."""
+    known = {f.fname for f in font_manager.fontManager.ttflist}
+    for path in font_manager.findSystemFonts():
+        if path not in known and any(k in path for k in ("CJK", "Symbola", "wqy", "DroidSansFallback")):
+            try:
+                font_manager.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):  # a font file FreeType cannot read: left out
+                continue
+
+
+def use_figure_fonts(figure: Any) -> None:
+    """Every sans-serif text of a matplotlib ``figure`` (titles, ticks, legends: model names) in
+    :func:`figure_fonts`, so that a CJK or emoji model name is drawn with a font that has its glyphs."""
+    from matplotlib.text import Text
+
+    families = figure_fonts()
+    if len(families) == 1:
+        return  # nothing to fall back to
+    for text in figure.findobj(Text):
+        if text.get_fontfamily() and text.get_fontfamily()[0] in ("sans-serif", BASE_FONT):
+            text.set_fontfamily(families)

@@ -135,6 +135,9 @@ def render_figure(figure: Any, caption: str) -> FigureFile:
     """A matplotlib figure as SVG (shown in the page too) and PDF; the figure is closed."""
     import matplotlib.pyplot as plt
 
+    from biasatlas.report.plots import use_figure_fonts
+
+    use_figure_fonts(figure)  # CJK and emoji model names drawn, not boxes
     files = {}
     for fmt in ("svg", "pdf"):
         buf = io.BytesIO()

@@ -64,7 +64,7 @@ def test_output_lines_are_what_batch_import_reads(tmp_path: Path) -> None:
 
 
 def test_the_actor_answers_writes_each_line_and_keeps_fatal_errors(tmp_path: Path) -> None:
-    fatal = {"boom": Fatal("http_400", "bad request")}
+    fatal: dict[str, Exception] = {"boom": Fatal("http_400", "bad request")}
     clients = [ScriptedClient("a", fatal), ScriptedClient("b", fatal)]
     a = asker(tmp_path, clients)
     texts = [line(f"k{i}", f"q{i}") for i in range(20)] + [line("kx", "boom"), "not json", ""]

@@ -1,0 +1,70 @@
+"""A CJK or emoji model name in the SVG/PDF figures is drawn with a font that has its glyphs, not as boxes (each
+character checked against the fonts the figure resolves to, and the SVG's glyphs named by their font); with
+no CJK font installed the figure is still made."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib import font_manager
+from matplotlib.ft2font import FT2Font
+
+from biasatlas.report import plots
+from biasatlas.report.publish import render_figure
+
+NAME = "通义千问-7B · 라마 · ラマ"
+
+
+def cjk_installed() -> bool:
+    return len(plots.figure_fonts()) > 1 and any("CJK" in f or "Han" in f for f in plots.figure_fonts())
+
+
+def figure() -> object:
+    fig, ax = plt.subplots()
+    ax.set_title(NAME)
+    ax.set_xticks([0, 1], [NAME, "gpt-4o"])
+    return fig
+
+
+@pytest.mark.skipif(not cjk_installed(), reason="no CJK font (scripts/setup.sh --dev installs fonts-noto-cjk)")
+def test_a_cjk_model_name_is_drawn_with_fonts_that_have_its_glyphs() -> None:
+    fig = figure()
+    plots.use_figure_fonts(fig)
+    title = fig.axes[0].title  # type: ignore[attr-defined]
+    paths = font_manager.fontManager._find_fonts_by_props(title.get_fontproperties())
+    fonts = [FT2Font(str(p)) for p in paths]
+    missing = [c for c in NAME if c.strip() and not any(f.get_char_index(ord(c)) for f in fonts)]
+    assert missing == [], f"no font of {title.get_fontfamily()} has {missing}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns "Glyph ... missing from font(s)" for a box
+        files = render_figure(fig, "a CJK model name")
+    glyph_fonts = {m.decode() for m in re.findall(rb'<path id="([A-Za-z]+)', files.svg)}
+    assert any("CJK" in f for f in glyph_fonts), glyph_fonts  # the name's characters come from the CJK font
+    assert b"NotoSansCJK" in files.pdf or b"SourceHan" in files.pdf or b"CJK" in files.pdf
+
+
+def test_without_a_cjk_font_the_figure_is_still_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(font_manager.fontManager, "ttflist",
+                        [f for f in font_manager.fontManager.ttflist if f.name == plots.BASE_FONT])
+    monkeypatch.setattr(font_manager, "findSystemFonts", lambda *a, **k: [])  # none installed either
+    assert plots.figure_fonts() == [plots.BASE_FONT]
+    fig = figure()
+    plots.use_figure_fonts(fig)
+    assert fig.axes[0].title.get_fontfamily() == ["sans-serif"]  # type: ignore[attr-defined]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the boxes' warnings
+        files = render_figure(fig, "no CJK font")
+    assert files.svg.startswith(b"<?xml") and files.pdf.startswith(b"%PDF")
+
+
+@pytest.mark.skipif(not cjk_installed(), reason="no CJK font (scripts/setup.sh --dev installs fonts-noto-cjk)")
+def test_fonts_installed_after_matplotlib_cached_its_font_list_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(font_manager.fontManager, "ttflist",  # the cache of a matplotlib run before the install
+                        [f for f in font_manager.fontManager.ttflist if f.name == plots.BASE_FONT])
+    assert any("CJK" in f for f in plots.figure_fonts())
