@@ -18,6 +18,7 @@ from typing import Any
 
 from biasatlas.datafiles import DataFileError, load_yaml
 from biasatlas.languages.mmhb import Form, MMHBEntry, read_mmhb
+from biasatlas.languages.particles import PARTICLE, particle_for
 
 NAME = "contact"  # the probe's name in the study
 SCALES = ("certainty", "likelihood", "frequency")
@@ -348,5 +349,15 @@ def languages() -> list[str]:
 
 def fill(text: str, descriptor: Descriptor, noun: dict[str, str], agree: dict[str, str] | None = None,
          grammar: dict[str, Any] | None = None) -> str:
-    """Put the group noun phrase into every ``{group:CASE}`` slot of ``text``."""
+    """Put the group noun phrase into every ``{group:CASE}`` slot of ``text``.
+
+    A pack whose grammar names ``particles: ko`` has the particle right after a slot chosen from the filled
+    phrase's last sound (Korean 과/와, 을/를, …: :mod:`biasatlas.languages.particles`), whatever the template wrote.
+    """
+    if (grammar or {}).get("particles") == "ko":
+        def korean(m: re.Match[str]) -> str:
+            phrase = descriptor.render(noun, m.group(1), agree, grammar)
+            return phrase + (particle_for(phrase, m["particle"]) if m["particle"] else "")
+
+        return re.sub(SLOT.pattern + f"(?:{PARTICLE})?", korean, text)
     return SLOT.sub(lambda m: descriptor.render(noun, m.group(1), agree, grammar), text)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from biasatlas.datafiles import DataFileError, load_yaml
+from biasatlas.languages.particles import fill_slot
 
 NAME = "samaritan"
 TITLE = "Samaritan: helpfulness ratings against a no-demographics control"
@@ -41,6 +42,10 @@ class Phrasing:
 
     def fill(self, template: str, language: str) -> str:
         indefinite, definite = self.forms[language]
+        if language == "ko":  # a particle after the person agrees with the phrasing's last sound (한 여자가)
+            for slot, value in (("a_person", indefinite), ("A_person", indefinite), ("the_person", definite),
+                                ("The_person", definite)):
+                template = fill_slot(template, "{" + slot + "}", value.replace("{", "{{").replace("}", "}}"))
         return template.format(
             a_person=indefinite,
             A_person=indefinite[:1].upper() + indefinite[1:],
