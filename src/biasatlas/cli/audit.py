@@ -107,17 +107,18 @@ def _run(plan: Plan, study: Path, progress: bool | None) -> None:
     for label in result.skipped:
         console.print(f"[yellow]skipped[/] {rich_escape(label)}: its model stopped earlier")
     written = _report(study)
+    _print_ending(study, written)
     if result.stopped and not any(t.status == "stopped" for t in result.totals):
         # no run recorded the stop (the model could not be opened): finish() would not see it
         console.print(f"[bold red]stopped[/]: {rich_escape(', '.join(result.stopped))} could not be used; "
                       f"Resume: {rich_escape(resume_command())}")
         raise typer.Exit(EXIT_STOPPED)
     finish(result.totals)
-    if not written:
+    if written is None:
         raise typer.Exit(1)
 
 
-def _report(study: Path) -> bool:
+def _report(study: Path) -> Path | None:
     """Write the study's report; a failure is one line (the answers are stored all the same), not a traceback."""
     from biasatlas.report.build import build_report
     from biasatlas.store import Store
@@ -128,13 +129,37 @@ def _report(study: Path) -> bool:
     except OSError as exc:
         console.print(f"[bold red]report not written[/] in {study}: {exc.strerror or exc}; "
                       "run `biasatlas report --out FILE`")
-        return False
+        return None
     except Exception as exc:  # a probe's report failed: the runs are stored, say so and go on to the exit code
         console.print(f"[bold red]report not written[/]: {type(exc).__name__}: {exc}; every answer is stored in "
                       f"{study}; run `biasatlas report --study {study}` to retry")
-        return False
-    console.print(f"report written: {path}")
-    return True
+        return None
+    console.print(f"report written: {path}", markup=False)
+    return Path(path)
+
+
+def _print_ending(study: Path, written: Path | None) -> None:
+    """The audit's last lines: every probe's headline (as ``summary`` prints them first), then what to open."""
+    from biasatlas.cli.headlines import next_steps, print_headlines
+    from biasatlas.probes import load_probe
+    from biasatlas.report.build import study_probes
+    from biasatlas.store import Store
+    from biasatlas.terminal import WrappingConsole, study_factors
+
+    out = WrappingConsole(stderr=True)
+    try:
+        with Store(study) as store:
+            result = {name: load_probe(name).summarise(store) for name in study_probes(store) if name != "debias"}
+    except Exception as exc:  # the answers are stored; the headlines are one summary away
+        out.print(f"headlines not shown ({type(exc).__name__}: {exc}); run `biasatlas summary --study {study}`",
+                  markup=False)
+        result = {}
+    constant = study_factors(r for data in result.values() for r in data.get("statistics") or [])
+    if result:
+        out.rule("[bold]Headlines")
+        print_headlines(result, out, constant)
+    for line in next_steps(study, written):
+        out.print(line, markup=False, highlight=False)
 
 
 def _plan_only(plan: Plan, study: Path, as_json: bool, infos: dict[str, ModelInfo], notes: list[str]) -> None:
