@@ -158,8 +158,8 @@ def _print_ending(study: Path, written: Path | None) -> None:
     if result:
         out.rule("[bold]Headlines")
         print_headlines(result, out, constant)
-    for line in next_steps(study, written):
-        out.print(line, markup=False, highlight=False)
+    for line in next_steps(study, written):  # one line each, as long as the path: a command to copy
+        console.print(line, markup=False, highlight=False)
 
 
 def _plan_only(plan: Plan, study: Path, as_json: bool, infos: dict[str, ModelInfo], notes: list[str]) -> None:
