@@ -214,12 +214,12 @@ def _duration(seconds: float | None) -> str:
 
 
 def _print_table(rows: list[CellPlan], totals: dict[str, Any], seeds: bool, notes: list[str]) -> None:
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="Audit plan (? = unknown, – = no price given)")
     columns = ["model", "probe", "language", *(["seed"] if seeds else []), "mode", "prompts", "requests",
-               "cached", "to ask", "prompt tokens", "completion tokens (at most)", "cost USD", "time"]
+               "cached", "to ask", "prompt tokens", "max completion tokens", "cost USD", "time"]
     for column in columns:
         table.add_column(column, justify="left" if column in ("model", "probe", "language", "mode") else "right")
     for r in rows:
@@ -230,7 +230,16 @@ def _print_table(rows: list[CellPlan], totals: dict[str, Any], seeds: bool, note
                   _fmt(totals["cached"]), _fmt(totals["to_ask"]), _fmt(totals["prompt_tokens"]),
                   _fmt(totals["completion_tokens"]), _cost_total(totals), _duration(totals["seconds"]),
                   style="bold")
-    out = Console(width=max(Console().width, 160))
+    from biasatlas.cli.plan_notes import terminal_notes
+    from biasatlas.terminal import WrappingConsole
+
+    warnings, others, hidden = terminal_notes(rows, notes)
+    out = WrappingConsole()
+    for line in warnings:  # what makes the plan useless as it stands, before the table and the other notes
+        out.print(Text.assemble(("warning", "bold yellow"), f": {line}"))
     out.print(table)
-    for note in notes:
-        out.print(f"note: {note}")
+    for note in others:
+        out.print(Text(f"note: {note}"))
+    if hidden:
+        out.print(Text(f"{hidden} more notes (the smallest detectable effect of every test cell, the power "
+                       "assumptions): --plan-only --json"))
