@@ -131,7 +131,7 @@ def _fold(labels: list[int], values: list[int], need: dict[int, int], width: int
         return _size(need, cols)
 
     if size([*labels, *values]) <= width or not values:
-        return [[*labels, *values]]
+        return [sorted([*labels, *values])]  # the columns in their order
     parts: list[list[int]] = []
     current: list[int] = []
     for column in values:
@@ -186,5 +186,8 @@ class WrappingConsole(Console):
     terminal, at 80 columns too."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        kwargs["soft_wrap"] = False
-        super().print(*(fit_table(o) if isinstance(o, Table) else o for o in objects), **kwargs)
+        from biasatlas.report.citations import cite_papers
+
+        kwargs["soft_wrap"] = False  # papers named author–year, as the report names them
+        super().print(*(fit_table(o) if isinstance(o, Table) else cite_papers(o) if isinstance(o, str) else o
+                        for o in objects), **kwargs)
