@@ -258,8 +258,23 @@ def test_parquet_without_pyarrow_names_the_extra_on_the_command_line(
     import biasatlas.export as export
 
     monkeypatch.setattr(export, "_has_pyarrow", lambda: False)
-    line = _one_line(runner.invoke(app, ["export", "--study", str(study), "--to", str(tmp_path / "out")]))
+    line = _one_line(runner.invoke(app, ["export", "--study", str(study), "--to", str(tmp_path / "out"),
+                                         "--format", "parquet"]))
     assert "pip install 'biasatlas[parquet]'" in line  # printed as is, not read as console markup
+
+
+def test_export_without_pyarrow_writes_csv_by_default_and_says_so(
+    study: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A core install (no pyarrow) gets what it can write, not an error; one line says why and how to get Parquet."""
+    import biasatlas.export as export
+
+    monkeypatch.setattr(export, "_has_pyarrow", lambda: False)
+    result = runner.invoke(app, ["export", "--study", str(study), "--to", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "pyarrow is not installed: writing CSV" in result.output and "biasatlas[parquet]" in result.output
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert any(name.endswith(".csv") for name in written) and not any(name.endswith(".parquet") for name in written)
 
 
 def test_an_empty_table_has_no_row_group(tmp_path: Path) -> None:

@@ -171,6 +171,10 @@ def model_info(options: BackendOptions, *, tokens: bool = True) -> ModelInfo:
         if options.http:
             info.price_prompt, info.price_completion = _prices(options)
     else:
+        from biasatlas.backends.extras import require_local
+
+        # the imports the run needs, checked as the run checks them (--plan-only must not pass where it refuses)
+        require_local(spec.partition("+lora:")[0].removeprefix("local:").removeprefix("hf:"))
         try:
             info.backend_id, where = _local(spec, options)
         except LookupError as exc:

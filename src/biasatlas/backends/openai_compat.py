@@ -141,7 +141,7 @@ class OpenAIBackend:
                     checking = cast("FleetClient", self._client).check(opts.api_key_env)
                 else:
                     checking = check_server(cast(ChatClient, self._client), model, opts.api_key_env,
-                                            min(opts.timeout, 30.0))
+                                            min(opts.timeout, 30.0), opts.timeout)
                 self.models = self._runner.call(checking)
             except BackendError as exc:
                 self.close()
@@ -299,7 +299,7 @@ class OpenAIBackend:
             return None
         except TimeoutError:  # the request's deadline, its attempts and waits together
             cause = "deadline"
-            detail = f"timeout: no answer within the request deadline of {self.deadline:g} s"
+            detail = f"timeout: no answer within the request deadline of {self.deadline:g} s (--http deadline)"
             self.breaker.failed(cause, detail)
             fields = {"error": f"{detail} ({sum(retries.values()) + 1} attempts)"}
         except AttemptError as exc:

@@ -107,17 +107,18 @@ def _run(plan: Plan, study: Path, progress: bool | None) -> None:
     for label in result.skipped:
         console.print(f"[yellow]skipped[/] {rich_escape(label)}: its model stopped earlier")
     written = _report(study)
+    _print_ending(study, written)
     if result.stopped and not any(t.status == "stopped" for t in result.totals):
         # no run recorded the stop (the model could not be opened): finish() would not see it
         console.print(f"[bold red]stopped[/]: {rich_escape(', '.join(result.stopped))} could not be used; "
                       f"Resume: {rich_escape(resume_command())}")
         raise typer.Exit(EXIT_STOPPED)
     finish(result.totals)
-    if not written:
+    if written is None:
         raise typer.Exit(1)
 
 
-def _report(study: Path) -> bool:
+def _report(study: Path) -> Path | None:
     """Write the study's report; a failure is one line (the answers are stored all the same), not a traceback."""
     from biasatlas.report.build import build_report
     from biasatlas.store import Store
@@ -128,13 +129,37 @@ def _report(study: Path) -> bool:
     except OSError as exc:
         console.print(f"[bold red]report not written[/] in {study}: {exc.strerror or exc}; "
                       "run `biasatlas report --out FILE`")
-        return False
+        return None
     except Exception as exc:  # a probe's report failed: the runs are stored, say so and go on to the exit code
         console.print(f"[bold red]report not written[/]: {type(exc).__name__}: {exc}; every answer is stored in "
                       f"{study}; run `biasatlas report --study {study}` to retry")
-        return False
-    console.print(f"report written: {path}")
-    return True
+        return None
+    console.print(f"report written: {path}", markup=False)
+    return Path(path)
+
+
+def _print_ending(study: Path, written: Path | None) -> None:
+    """The audit's last lines: every probe's headline (as ``summary`` prints them first), then what to open."""
+    from biasatlas.cli.headlines import next_steps, print_headlines
+    from biasatlas.probes import load_probe
+    from biasatlas.report.build import study_probes
+    from biasatlas.store import Store
+    from biasatlas.terminal import WrappingConsole, study_factors
+
+    out = WrappingConsole(stderr=True)
+    try:
+        with Store(study) as store:
+            result = {name: load_probe(name).summarise(store) for name in study_probes(store) if name != "debias"}
+    except Exception as exc:  # the answers are stored; the headlines are one summary away
+        out.print(f"headlines not shown ({type(exc).__name__}: {exc}); run `biasatlas summary --study {study}`",
+                  markup=False)
+        result = {}
+    constant = study_factors(r for data in result.values() for r in data.get("statistics") or [])
+    if result:
+        out.rule("[bold]Headlines")
+        print_headlines(result, out, constant)
+    for line in next_steps(study, written):  # one line each, as long as the path: a command to copy
+        console.print(line, markup=False, highlight=False)
 
 
 def _plan_only(plan: Plan, study: Path, as_json: bool, infos: dict[str, ModelInfo], notes: list[str]) -> None:
@@ -189,12 +214,12 @@ def _duration(seconds: float | None) -> str:
 
 
 def _print_table(rows: list[CellPlan], totals: dict[str, Any], seeds: bool, notes: list[str]) -> None:
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="Audit plan (? = unknown, – = no price given)")
     columns = ["model", "probe", "language", *(["seed"] if seeds else []), "mode", "prompts", "requests",
-               "cached", "to ask", "prompt tokens", "completion tokens (at most)", "cost USD", "time"]
+               "cached", "to ask", "prompt tokens", "max completion tokens", "cost USD", "time"]
     for column in columns:
         table.add_column(column, justify="left" if column in ("model", "probe", "language", "mode") else "right")
     for r in rows:
@@ -205,7 +230,16 @@ def _print_table(rows: list[CellPlan], totals: dict[str, Any], seeds: bool, note
                   _fmt(totals["cached"]), _fmt(totals["to_ask"]), _fmt(totals["prompt_tokens"]),
                   _fmt(totals["completion_tokens"]), _cost_total(totals), _duration(totals["seconds"]),
                   style="bold")
-    out = Console(width=max(Console().width, 160))
+    from biasatlas.cli.plan_notes import terminal_notes
+    from biasatlas.terminal import WrappingConsole
+
+    warnings, others, hidden = terminal_notes(rows, notes)
+    out = WrappingConsole()
+    for line in warnings:  # what makes the plan useless as it stands, before the table and the other notes
+        out.print(Text.assemble(("warning", "bold yellow"), f": {line}"))
     out.print(table)
-    for note in notes:
-        out.print(f"note: {note}")
+    for note in others:
+        out.print(Text(f"note: {note}"))
+    if hidden:
+        out.print(Text(f"{hidden} more notes (the smallest detectable effect of every test cell, the power "
+                       "assumptions): --plan-only --json"))

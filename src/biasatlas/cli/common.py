@@ -201,6 +201,11 @@ def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunT
 
         print_run_headline(name, opts.study, console)  # which group is treated worse, as the study now stands
     finish(totals)
+    if totals:
+        from biasatlas.cli.headlines import next_steps
+
+        for line in next_steps(opts.study):  # what to read next: every table, then the report
+            console.print(line, markup=False, highlight=False)
     return totals
 
 

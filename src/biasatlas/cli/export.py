@@ -28,7 +28,8 @@ from biasatlas.cli.common import (
 def export(
     study: StudyOpt,
     to: Annotated[Path, typer.Option("--to", help="Directory to write the tables into (created if missing).")],
-    fmt: Annotated[str, typer.Option("--format", help="parquet or csv.")] = "parquet",
+    fmt: Annotated[str | None, typer.Option("--format", help="parquet or csv (default: parquet where pyarrow is "
+                                            "installed, else csv).")] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Write into a non-empty directory (files of the same names are replaced).")
     ] = False,
@@ -40,6 +41,8 @@ def export(
     from biasatlas.export import FORMATS, ExportError, check_target, export_study
     from biasatlas.store import DB_NAME
 
+    if fmt is None:
+        fmt = default_format()
     if fmt not in FORMATS:
         fail(f"--format {fmt!r}: valid: {', '.join(FORMATS)}")
     analysis = check_analysis_options(alpha, correction)
@@ -58,6 +61,18 @@ def export(
     for name, rows in result.rows.items():
         out.print(f"{rows:>8} rows  {to / name}", markup=False)
     out.print(f"schema: {to / 'schema.md'}", markup=False)
+
+
+def default_format() -> str:
+    """Parquet where pyarrow is installed; else CSV, and one line says so (a core install has no pyarrow)."""
+    from biasatlas.export import _has_pyarrow
+
+    if _has_pyarrow():
+        return "parquet"
+    Console(stderr=True, soft_wrap=True).print(
+        "note: pyarrow is not installed: writing CSV (for Parquet: pip install 'biasatlas[parquet]', "
+        "then --format parquet)", markup=False)
+    return "csv"
 
 
 def _fail_plain(message: str) -> NoReturn:

@@ -26,6 +26,7 @@ from biasatlas.cli.common import (
     show_warning,
     study_errors,
 )
+from biasatlas.cli.headlines import print_headlines, title_line
 from biasatlas.cli.outputs import check_output_file
 from biasatlas.store import DB_NAME, Store, StoreError
 
@@ -125,60 +126,41 @@ def _summary(store: Store, as_json: bool, analysis: dict[str, Any]) -> None:
         sys.stdout.write(json.dumps({**result, "unfinished_runs": unfinished}, indent=2, ensure_ascii=False,
                                     default=str) + "\n")
         return
-    console = Console()
+    from biasatlas.terminal import STUDY_FACTORS, WrappingConsole, study_factors
+
+    console = WrappingConsole()
+    constant = study_factors(r for data in result.values() for r in data.get("statistics") or [])
+    console.print(Text(title_line(store.dir, constant), style="bold"))
     for run in unfinished:
-        console.print(Text.assemble(("unfinished", "yellow"), ": ", unfinished_line(run)), soft_wrap=True)
+        console.print(Text.assemble(("unfinished", "yellow"), ": ", unfinished_line(run)))
     if not result:
         console.print("The study holds no answers yet.")
-    for name, data in result.items():
-        probe = load_probe(name)
-        console.rule(f"[bold]{probe.title}")
-        probe.print_summary(data, console)
-        _print_headlines(data.get("statistics") or [], console)
-        _print_validity(data.get("validity") or [], data.get("validity_warnings") or [], console)
-        print_reading(probe.title, data, console)
-
-
-def _print_headlines(rows: list[dict[str, Any]], console: Console) -> None:
-    """The report overview's headline rows: estimate, interval, adjusted p, their quality flags, and beside a
-    result that is not significant the smallest effect the test could detect (issue 26)."""
-    from biasatlas.report.cells import format_p
-
-    def num(value: Any) -> str:
-        return "–" if value is None or value != value else f"{float(value):.3g}"
-
-    for row in (r for r in rows if r.get("headline")):
-        cell = " · ".join(str(row[k]) for k in ("model", "language", "scale") if row.get(k))
-        flags = row.get("flags")
-        interval = "" if flags and any(f in str(flags) for f in ("too_few_units", "not_")) else (
-            f" [{num(row.get('ci_low'))}, {num(row.get('ci_high'))}]")
-        line = (f"headline {cell}: {row.get('test')} {row.get('estimand') or ''} {num(row.get('estimate'))}{interval}, "
-                f"n {row.get('n')}, adjusted p {format_p(row.get('p_adj'))} ({row.get('correction')})")
-        console.print(line, markup=False, soft_wrap=True)
-        for note in str(row.get("flag_notes") or "").split(" | "):
-            if note:
-                console.print(f"  ⚑ {note}", markup=False, soft_wrap=True)
-        if row.get("significant") is False:
-            mde = row.get("mde")
-            console.print("  not significant; " + (f"smallest effect detectable at 80% power: {num(mde)}"
-                          if mde is not None else f"no detectable effect to state: {row.get('mde_note') or '–'}"),
-                          markup=False, soft_wrap=True)
+        return
+    if not print_headlines(result, console, constant):
+        console.print("No headline test yet: the tables below hold what the study has.")
+    token = STUDY_FACTORS.set(constant)  # the tables name only the factors that vary in the study
+    try:
+        for name, data in result.items():
+            probe = load_probe(name)
+            console.rule(f"[bold]{probe.title}")
+            probe.print_summary(data, console)
+            _print_validity(data.get("validity") or [], data.get("validity_warnings") or [], console)
+            print_reading(probe.title, data, console)
+    finally:
+        STUDY_FACTORS.reset(token)
 
 
 def _print_validity(rows: list[dict[str, Any]], warnings: list[str], console: Console) -> None:
-    from rich.table import Table
+    from biasatlas.terminal import FitTable
 
     if not rows:
         return
-    table = Table(title="Validity: can the answers be read? (per model x language)")
     columns = [c for c in ("model", "language", "answers", "readable", "readable_pct", "refusals", "hedges",
                            "other_language", "cut_at_limit", "cut_unread", "failed", "pending") if c in rows[0]]
-    for column in columns:
-        table.add_column(column.replace("_pct", " %").replace("_", " "), justify="left" if column in
-                         ("model", "language") else "right")
-    for row in rows:
-        table.add_row(*("–" if row[c] is None else str(row[c]) for c in columns))
-    console.print(table)
+    console.print(FitTable("Validity: can the answers be read? (per model x language)",
+                           [c.replace("_pct", " %").replace("_", " ") for c in columns],
+                           [["–" if row[c] is None else str(row[c]) for c in columns] for row in rows],
+                           text=frozenset({"model", "language"})))
     for line in warnings:
         console.print(f"[bold yellow]warning[/]: {line}")
 

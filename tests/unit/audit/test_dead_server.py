@@ -50,6 +50,6 @@ def test_a_dead_server_stops_its_model_and_the_audit_goes_on(tmp_path: Path) -> 
         assert list(later["status"]) == ["complete", "complete"]  # the model after the dead one was asked, both cells
         assert not runs["config_json"].str.contains('"display_name": "Dead"').any()  # nothing began for it
         assert store.response_count() == int(runs["totals_json"].map(lambda t: json.loads(t)["new"]).sum())
-    assert "stopped Dead: cannot reach" in text and "skipped Dead · contact · en" in text
+    assert "stopped Dead: no server at" in text and "skipped Dead · contact · en" in text
     rerun = runner.invoke(app, ["audit", str(audit), "--study", str(study), "--no-progress"])
     assert rerun.exit_code == 4 and "report written" in rerun.output  # the rerun gets as far, no further

@@ -24,9 +24,9 @@ AUDIT: dict[str, Any] = {
 }
 
 
-def _plan(tmp_path: Path, *extra: str) -> Any:
+def _plan(tmp_path: Path, *extra: str, audit: dict[str, Any] = AUDIT) -> Any:
     path = tmp_path / "audit.yaml"
-    path.write_text(yaml.safe_dump(AUDIT, sort_keys=False), encoding="utf-8")
+    path.write_text(yaml.safe_dump(audit, sort_keys=False), encoding="utf-8")
     return runner.invoke(app, ["audit", str(path), "--study", str(tmp_path / "s"), "--plan-only", *extra])
 
 
@@ -44,11 +44,20 @@ def test_each_cell_states_its_mde_for_its_planned_units(tmp_path: Path) -> None:
     assert cells["leakage"]["power"] is None  # no power model
 
 
-def test_table_prints_one_power_line_per_test_cell_and_the_assumptions(tmp_path: Path) -> None:
-    result = _plan(tmp_path)
+def test_table_prints_the_problems_once_and_leaves_each_cells_power_to_json(tmp_path: Path) -> None:
+    small = {**AUDIT, "models": [*AUDIT["models"], {"name": "Beta", "model": "fake:b"}],
+             "probes": {**AUDIT["probes"], "samaritan": {"languages": ["en"], "categories": ["gender"], "limit": 6}}}
+    result = _plan(tmp_path, audit=small)
     assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
     text = " ".join(result.output.split())
-    assert "power: Alpha / contact / de / certainty: n = 50 prompt sets" in text
-    assert "power: Alpha / samaritan / en / gender:" in text and "rating points" in text
-    assert "power assumptions (contact): ψ = 0.30 assumed" in text
-    assert "power assumptions (samaritan): sd of a scenario's group − control difference = 8.5" in text
+    # the one that matters first: 2 gender scenarios can detect nothing
+    assert lines[0].startswith("warning: samaritan / en / gender: ") and "no effect detectable" in lines[0]
+    assert sum(line.startswith("warning: ") for line in lines) == 1  # contact's 50 sets detect something
+    assert "(models: Alpha, Beta)" in " ".join(" ".join(lines[:3]).split())  # once, not once per model
+    assert "power: Alpha / contact" not in text and "power assumptions (contact)" not in text
+    assert "more notes (the smallest detectable effect of every test cell, the power assumptions): --plan-only --json" \
+        in text
+    notes = json.loads(_plan(tmp_path, "--json", audit=small).stdout)["notes"]
+    assert any(n.startswith("power: Alpha / contact / de / certainty: n = 50 prompt sets") for n in notes)
+    assert any(n.startswith("power assumptions (contact): ψ = 0.30 assumed") for n in notes)

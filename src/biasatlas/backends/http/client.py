@@ -28,6 +28,7 @@ from biasatlas.backends.http.wire import (
     clip,
     encode_body,
     error_message,
+    html_summary,
     missing_text,
     parse_json,
     read_body,
@@ -87,6 +88,23 @@ class _Limiter:
             await self.requests.acquire()
         if self.tokens is not None:
             await self.tokens.acquire(min(float(tokens), self.tokens.max_rate))
+
+
+def connection_detail(exc: BaseException, url: str) -> str:
+    """A failed connection in words a user can act on: no server listening, an unknown host, a TLS failure;
+    other drops as aiohttp names them."""
+    from biasatlas.backends.http.setup import safe_url
+
+    where = safe_url(url)
+    if isinstance(exc, aiohttp.ClientSSLError):
+        return clip(f"TLS with {where} failed: {exc}; check --base-url (http:// or https://)")
+    dns = getattr(aiohttp, "ClientConnectorDNSError", None)
+    if (dns is not None and isinstance(exc, dns)) or "Name or service not known" in str(exc):
+        return f"no server at {where}: its host name is not known; check --base-url"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        reason = getattr(exc.os_error, "strerror", None)
+        return f"no server at {where}: is it running? check --base-url" + (f" ({reason.lower()})" if reason else "")
+    return clip(f"{type(exc).__name__}: {exc}")
 
 
 class ChatClient:
@@ -177,19 +195,23 @@ class ChatClient:
                 status = resp.status
                 if status != 200:
                     message = error_message(status, body)
-                    if status in RETRY_STATUS or status >= 500:
+                    # 501 Not Implemented: a server that does not offer this endpoint, now or on a retry
+                    if status in RETRY_STATUS or (status >= 500 and status != 501):
                         raise Retryable(f"http_{status}", message, retry_after_seconds(resp.headers))
                     raise Fatal(f"http_{status}", message)
         except aiohttp.TooManyRedirects as exc:
             raise Fatal("redirect_loop", f"the server redirects in a loop ({len(exc.history)} redirects)") from exc
         except TimeoutError as exc:  # aiohttp's timeouts subclass it
-            raise Retryable("timeout", f"no complete answer within {self.timeout.total} s") from exc
+            seconds = f"{self.timeout.total:g}"
+            raise Retryable("timeout", f"no reply within {seconds} s (--http timeout={seconds})") from exc
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
-            raise Retryable("connection", clip(f"{type(exc).__name__}: {exc}")) from exc
+            raise Retryable("connection", connection_detail(exc, self.base_url)) from exc
         try:
             data = parse_json(body)
         except ValueError as exc:
-            raise Retryable("malformed_json", f"the answer is not JSON: {body[:80]!r}") from exc
+            page = html_summary(body[:65536].decode("utf-8", "replace"))
+            raise Retryable("malformed_json", f"the answer is {page}" if page else
+                            f"the answer is not JSON: {body[:80]!r}") from exc
         if not isinstance(data, dict):
             raise Retryable("malformed_json", "the answer is not a JSON object")
         if not choices:

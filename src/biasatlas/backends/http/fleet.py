@@ -89,6 +89,7 @@ class FleetClient:
         self.max_failures, self.health_every = o.fleet_failures, o.fleet_health_every
         self.stall = o.fleet_stall if o.fleet_stall is not None else o.timeout  # see OpenAIOptions.fleet_stall
         self.check_timeout = min(o.timeout, 30.0)
+        self.options_timeout = o.timeout  # named in a timeout's message (--http timeout)
         self.endpoints = [
             Endpoint(i, ChatClient(url, headers, concurrency=n, timeout=o.timeout, connect_timeout=o.connect_timeout,
                                    policy=self.policy, rpm=o.rpm, tpm=o.tpm, max_body=o.max_body), n)
@@ -117,7 +118,8 @@ class FleetClient:
         """The setup check of every endpoint at once: those that fail it start drained (and come back
         after a health check); a BackendError (the first endpoint's) when none passes."""
         results = await asyncio.gather(
-            *(check_server(ep.client, self.model, key_env, self.check_timeout) for ep in self.endpoints),
+            *(check_server(ep.client, self.model, key_env, self.check_timeout, self.options_timeout)
+              for ep in self.endpoints),
             return_exceptions=True,
         )
         listed: list[str] = []

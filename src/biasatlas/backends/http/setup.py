@@ -13,7 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 
 from biasatlas.backends.base import BackendError
-from biasatlas.backends.http.client import AttemptError, ChatClient, Fatal, Retryable
+from biasatlas.backends.http.client import AttemptError, ChatClient, Fatal, Retryable, connection_detail
 
 OPENAI_URL = "https://api.openai.com/v1"
 KEY_REQUIRED_HOSTS = ("api.openai.com", "openrouter.ai", "api.groq.com", "api.together.xyz", "api.mistral.ai")
@@ -37,12 +37,13 @@ def _hint(url: str) -> str:
     return "" if urlsplit(url).path.rstrip("/").endswith("/v1") else f" (did you mean {safe_url(url)}/v1?)"
 
 
-async def check_server(client: ChatClient, model: str, key_env: str, timeout: float) -> list[str]:
+async def check_server(client: ChatClient, model: str, key_env: str, timeout: float,
+                       configured: float | None = None) -> list[str]:
     """Raise BackendError unless the server answers chat completions for ``model``.
 
     ``GET /models`` first; when it lists the model, that is enough. Otherwise one chat request of
     a single token decides (many local servers serve any name they are given). Returns the models
-    the server lists (possibly empty).
+    the server lists (possibly empty). ``configured``: the ``--http timeout`` a silent server is told of.
     """
     url = safe_url(client.base_url)
     listed: list[str] = []
@@ -50,8 +51,11 @@ async def check_server(client: ChatClient, model: str, key_env: str, timeout: fl
         status, data, _ctype = await client.get_json("/models", timeout)
     except aiohttp.TooManyRedirects as exc:
         raise BackendError(_redirect_line(url, len(exc.history))) from None
-    except (aiohttp.ClientConnectionError, TimeoutError) as exc:
-        raise BackendError(f"cannot reach {url}: {type(exc).__name__}: {exc}".rstrip(": ")) from None
+    except TimeoutError:
+        raise BackendError(f"no reply from {url} within {timeout:g} s"
+                           f" (--http timeout={configured if configured is not None else timeout:g})") from None
+    except aiohttp.ClientConnectionError as exc:
+        raise BackendError(connection_detail(exc, url)) from None
     except aiohttp.ClientError as exc:
         raise BackendError(f"cannot talk to {url}: {type(exc).__name__}: {exc}") from None
     if status in (401, 403):
@@ -69,12 +73,13 @@ async def check_server(client: ChatClient, model: str, key_env: str, timeout: fl
     try:
         await client.attempt(json.dumps(body).encode(), timeout=aiohttp.ClientTimeout(total=timeout))
     except Retryable as exc:
-        if exc.cause == "connection" or exc.cause == "timeout":
-            raise BackendError(f"cannot reach {url}: {exc.detail}") from None
+        if exc.cause == "connection":
+            raise BackendError(exc.detail) from None
+        if exc.cause == "timeout":
+            raise BackendError(f"no reply from {url} within {timeout:g} s"
+                               f" (--http timeout={configured if configured is not None else timeout:g})") from None
         if exc.cause in ("malformed_json", "empty_choices"):
-            raise BackendError(
-                f"{url} does not speak the OpenAI API: POST /chat/completions gave {exc.detail}{_hint(url)}"
-            ) from None
+            raise BackendError(_not_openai(url, f"{exc.detail} on POST …/chat/completions")) from None
         return listed  # busy or rate-limited right now: the run's retries deal with that
     except Fatal as exc:
         raise BackendError(_fatal_line(exc, url, model, key_env, listed)) from None
@@ -102,4 +107,10 @@ def _fatal_line(exc: Fatal, url: str, model: str, key_env: str, listed: list[str
         return f"unknown model {model!r} at {url} ({exc.detail}){offer}"
     if status in ("400", "422"):
         return f"{url} refused a test request for model {model!r}: {exc.detail}"
-    return f"{url} does not speak the OpenAI API: POST /chat/completions gave {exc.detail}{_hint(url)}"
+    detail = exc.detail.removeprefix(f"HTTP {status}").removeprefix(":").strip()
+    return _not_openai(url, f"HTTP {status} on POST …/chat/completions" + (f": {detail}" if detail else ""))
+
+
+def _not_openai(url: str, what: str) -> str:
+    """``URL: not an OpenAI-compatible endpoint (HTTP 501 on POST …/chat/completions)``, with the /v1 hint."""
+    return f"{url}: not an OpenAI-compatible endpoint ({what}){_hint(url)}"

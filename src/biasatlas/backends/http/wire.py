@@ -128,14 +128,32 @@ def _too_large(cap: int, what: str) -> str:
             f"--http max_body=SIZE raises it for answers this long")
 
 
+def html_summary(text: str) -> str | None:
+    """An HTML page in one short phrase (its title or first heading), or None when ``text`` is no HTML page:
+    a web server's error page is not pasted into an error line."""
+    import html
+    import re
+
+    head = text.lstrip()[:200].lower()
+    if not (head.startswith(("<!doctype html", "<html", "<head", "<body", "<?xml")) or "<html" in head):
+        return None
+    found = re.search(r"<(title|h1)[^>]*>(.*?)</\1>", text, re.IGNORECASE | re.DOTALL)
+    words = " ".join(re.sub(r"<[^>]+>", " ", html.unescape(found[2])).split()) if found else ""
+    return f"an HTML page ({clip(words, 80)})" if words else "an HTML page"
+
+
 def error_message(status: int, body: bytes) -> str:
     """The server's own error message when it sends one (OpenAI's ``{"error": {"message"}}``), at most
-    300 characters of it, a longer one shortened where a word ends (and `` …`` says so)."""
+    300 characters of it on one line, a longer one shortened where a word ends (and `` …`` says so); an HTML
+    error page as its title."""
     text = body.decode("utf-8", "replace").strip()
     try:
         data = json.loads(text)
     except ValueError:
-        return f"HTTP {status}: {clip(text)}" if text else f"HTTP {status}"
+        page = html_summary(text)
+        if page is not None:
+            return f"HTTP {status}: {page}"
+        return f"HTTP {status}: {clip(' '.join(text.split()))}" if text else f"HTTP {status}"
     if isinstance(data, dict):
         err = data.get("error", data.get("detail", data.get("message")))
         if isinstance(err, dict):

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from biasatlas.backends.base import BackendError
-from biasatlas.backends.extras import require
+from biasatlas.backends.extras import require_local
 from biasatlas.backends.local.choice import ChoiceMixin
 from biasatlas.backends.local.converted import load_gguf
 from biasatlas.backends.local.generate import GenerateMixin
@@ -114,7 +114,7 @@ class LocalBackend(GenerateMixin, ChoiceMixin):
                                    "_prefix_cache", "_can_reuse_prefix", "_stop_ids"})
 
     def __init__(self, spec: str, options: LocalOptions | None = None) -> None:
-        require("local", "local models")
+        require_local(spec)  # every missing piece in one message (the extra's modules, the embedded model's)
         self.spec = spec
         self.options = options or LocalOptions()
         self.location = locate(spec)

@@ -135,25 +135,21 @@ def _interval(low: Any, high: Any, fmt: str = "+.3f") -> str:
 
 
 def _table(title: str, columns: list[str], rows: list[list[str]]) -> Any:
-    from rich.table import Table
+    """A table that fits the terminal (constant columns into the title, folded when wide; papers author–year)."""
+    from biasatlas.report.citations import cite_papers
+    from biasatlas.terminal import FitTable
 
-    table = Table(title=title)
-    for col in columns:
-        table.add_column(col, justify="left" if col in TEXT_COLUMNS else "right")
-    for row in rows:
-        table.add_row(*row)
-    return table
+    return FitTable(cite_papers(title), columns, rows, text=TEXT_COLUMNS)
 
 
-TEXT_COLUMNS = {"model", "mode", "lang", "scale", "contact", "action", "actions", "comparison", "measure", "test",
-                "axis", "adheres", "group", "effect per language", "verdict"}
+TEXT_COLUMNS = frozenset({"model", "mode", "lang", "scale", "contact", "action", "actions", "comparison", "measure",
+                          "test", "axis", "adheres", "group", "effect per language", "verdict", "⚑ flags"})
 KEYS = ("model", "mode", "language", "scale")
 
 
 def print_summary(summary: dict[str, Any], console: Any) -> None:
     """The contact tables (paper 001 Table 3 layout and adherence; polarity, framing agreement and probability
     tables) and the tests."""
-    print_disparity_headline(summary, console)  # the first lines: which group of an axis is treated worse
     last = summary.get("last_run")
     if last:
         console.print(
@@ -222,15 +218,6 @@ def _print_across_languages(summary: dict[str, Any], console: Any) -> None:
     console.print(f"method: {block['method']}")
 
 
-def print_disparity_headline(summary: dict[str, Any], console: Any) -> None:
-    """The first lines: per model x mode x language x axis, the group treated worst (or that none differs)."""
-    from biasatlas.export.tidy_disparity import headline_lines
-
-    for row, text in headline_lines(summary.get("statistics") or []):
-        cell = " · ".join(str(row[k]) for k in ("model", "mode", "language") if row.get(k))
-        console.print(f"group disparity {cell}: {text}", markup=False, soft_wrap=True)
-
-
 def print_disparity_table(summary: dict[str, Any], console: Any) -> None:
     """Each group against the other groups of its axis (all framings pooled), ordered by effect."""
     from biasatlas.export.tidy_disparity import SOURCE
@@ -246,12 +233,13 @@ def print_disparity_table(summary: dict[str, Any], console: Any) -> None:
               _num(None if r.get("estimate") is None else 100 * r["estimate"], "+.1f"),
               "–" if r.get("ci_low") is None or "too_few" in str(r.get("flags")) else
               _interval(100 * r["ci_low"], 100 * r["ci_high"], "+.1f"), format_p(r.get("p")),
-              p_adj_text(r.get("p_adj"), float(r.get("alpha") or DEFAULT_ALPHA), r.get("flags"))] for r in rows]
+              _p_star(r.get("p_adj"), float(r.get("alpha") or DEFAULT_ALPHA), r.get("flags")), r.get("flags") or ""]
+             for r in rows]
     console.print(_table("Group disparity: % biased, each group − the mean of the other groups of its axis, all "
                          "framings pooled, in points [95% CI clustered on no-contact questions]; exact conditional "
                          "test within questions; p adj Holm over the groups of the axis",
                          ["model", "mode", "lang", "axis", "group", "n questions", "effect", "95% CI", "p",
-                          "p adj ⚑ flags"], table))
+                          "p adj", "⚑ flags"], table))
 
 
 def _verdict(row: dict[str, Any]) -> str:
@@ -343,6 +331,11 @@ def p_adj_text(p_adj: Any, alpha: float, flags: str | None) -> str:
     return f"{text} ⚑ {flags}" if flags else text
 
 
+def _p_star(p_adj: Any, alpha: float, flags: str | None) -> str:
+    """The adjusted p with its * (none where a flag forbids a finding), the flags left to a column of their own."""
+    return p_adj_text(p_adj, alpha, flags).split(" ⚑ ")[0]
+
+
 def _print_tests(summary: dict[str, Any], console: Any, head: list[str]) -> None:
     from biasatlas.report.cells import format_p
 
@@ -358,14 +351,14 @@ def _print_tests(summary: dict[str, Any], console: Any, head: list[str]) -> None
             f"{r['mean_change']:+.3f} {_interval(r.get('mean_change_ci_low'), r.get('mean_change_ci_high'))}")
         rows.append([*(str(r[k]) for k in KEYS), r["comparison"], r["measure"], r["method_kind"], str(r["n"]),
                      _num(r["effect"]), _interval(r["ci_low"], r["ci_high"]), change,
-                     format_p(r["p"]), p_adj_text(r["p_adj"], alpha, flags)])
+                     format_p(r["p"]), _p_star(r["p_adj"], alpha, flags), flags or ""])
         if flag_notes:
             notes.append(f"⚑ {' · '.join(str(r[k]) for k in KEYS)} · {r['comparison']} · {r['method_kind']}: "
                          f"{flag_notes}")
     level = f"{100 * (1 - alpha):g}%"
     console.print(_table("Contact effect: paired tests on the same prompt sets",
                          [*head, "comparison", "measure", "test", "n sets", "effect", f"{level} CI",
-                          "ΔP(biased)", "p", "p adj ⚑ flags"], rows))
+                          "ΔP(biased)", "p", "p adj", "⚑ flags"], rows))
     for line in notes:
         console.print(line, markup=False)
     console.print("effect: decision: change in the proportion of biased answers (framing − none), Newcombe "

@@ -378,11 +378,11 @@ def test_setup_one_endpoint_down_starts_drained_all_down_is_one_line(stub: Any, 
         backend = fleet([up.url, down.url])
     try:
         described = {e["url"]: e for e in backend.describe()["endpoints"]}
-        assert described[down.url]["setup"].startswith(f"cannot reach {down.url}")
+        assert described[down.url]["setup"].startswith(f"no server at {down.url}")
         assert "setup" not in described[up.url]
     finally:
         backend.close()
-    with pytest.raises(BackendError, match=r"no endpoint of fleet 'f' passes the setup check: cannot reach") as err:
+    with pytest.raises(BackendError, match=r"no endpoint of fleet 'f' passes the setup check: no server at") as err:
         fleet([down.url])
     assert "\n" not in str(err.value)
 
@@ -463,7 +463,7 @@ def test_a_server_that_fails_its_setup_check_is_announced(stub: Any, servers: An
     up = servers()
     down = stub.start_stub_thread()
     down.stop()
-    with pytest.warns(BackendWarning, match=rf"fleet f: {down.url} failed its setup check \(cannot reach"):
+    with pytest.warns(BackendWarning, match=rf"fleet f: {down.url} failed its setup check \(no server at"):
         fleet([up.url, down.url]).close()
     with tempfile.TemporaryDirectory() as study:
         result = CliRunner().invoke(app, ["run", "contact", "--study", study, "--model", "openai:stub-model",

@@ -98,8 +98,8 @@ def test_the_per_prompt_measure_is_ours_and_not_paper_001s(study: Store) -> None
     PROBE.print_summary(summary, Console(file=buffer, width=250))
     flat = " ".join(buffer.getvalue().split())
     assert "CH indicator" not in flat
-    assert "Contact-hypothesis adherence (paper 001 Table 3" in flat
-    assert "Framing agreement (our per-prompt measure, not in paper 001)" in flat
+    assert "Contact-hypothesis adherence (Raj et al., 2024, Table 3" in flat  # author–year, as in the report
+    assert "Framing agreement (our per-prompt measure, not in Raj et al., 2024)" in flat
 
 
 def test_report_captions_attribute_each_measure(study: Store, monkeypatch: pytest.MonkeyPatch) -> None:
