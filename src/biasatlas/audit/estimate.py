@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from biasatlas.audit.cells import Cell
 from biasatlas.audit.models import ModelInfo
-from biasatlas.records import Prompt, Request
+from biasatlas.records import GenerationSettings, Prompt, Request
+
+#: prompts keyed per cache look-up while counting what the study holds
+KEY_CHUNK = 512
 
 
 @dataclass
@@ -61,6 +64,7 @@ class StudyView:
 
         db = study / DB_NAME
         self.conn: sqlite3.Connection | None = None
+        self._top: dict[str, int] = {}  # backend id -> its highest planned sample index
         if db.is_file():
             self.conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
 
@@ -75,6 +79,16 @@ class StudyView:
             rows = self.conn.execute(f"SELECT key FROM responses WHERE key IN ({marks})", chunk)
             found.update(row[0] for row in rows)
         return found
+
+    def max_sample_index(self, backend_id: str) -> int:
+        """The highest sample index the study planned for ``backend_id`` (-1: none); one scan per backend."""
+        if self.conn is None:
+            return -1
+        if backend_id not in self._top:
+            row = self.conn.execute("SELECT MAX(sample_index) FROM run_items WHERE backend_id = ?",
+                                    (backend_id,)).fetchone()
+            self._top[backend_id] = -1 if row is None or row[0] is None else int(row[0])
+        return self._top[backend_id]
 
     def seconds_per_answer(self) -> dict[tuple[str, str], float]:
         """Measured seconds per new answer, by (backend id, mode), over the study's finished runs."""
@@ -116,22 +130,20 @@ def estimate_cells(
             info = infos[cell.model.name]
             settings = cell.probe.settings(cell.config)
             samples = cell.probe.samples(cell.config)
-            requests = [Request(prompt=p, settings=settings, sample_index=s) for p in prompts for s in range(samples)]
-            cached: int | None = None
-            todo: Iterable[Request] = requests
-            if info.backend_id is not None:
-                keys = [r.cache_key(info.backend_id) for r in requests]
-                found = view.cached(keys)
-                cached = sum(1 for k in keys if k in found)
-                todo = [r for r, k in zip(requests, keys, strict=True) if k not in found]
-            todo = list(todo)
+            requests = len(prompts) * samples
+            # counted per prompt, never one request per sample: `samples: 1e9` is a count, not a list to build
+            held = _cached_per_prompt(prompts, settings, samples, info.backend_id, view)
+            cached = None if held is None else sum(held)
+            left = [samples] * len(prompts) if held is None else [samples - h for h in held]
             prompt_tokens = 0
-            for request in todo:
-                memo = (cell.model.name, request.prompt.text)
-                if memo not in token_memo:
-                    token_memo[memo] = info.count_tokens(request.prompt.text)
-                prompt_tokens += token_memo[memo]
-            completion_tokens = len(todo) * (1 if settings.mode == "choice" else settings.max_tokens)
+            for prompt, asked in zip(prompts, left, strict=True):
+                if asked:
+                    memo = (cell.model.name, prompt.text)
+                    if memo not in token_memo:
+                        token_memo[memo] = info.count_tokens(prompt.text)
+                    prompt_tokens += token_memo[memo] * asked
+            todo = sum(left)
+            completion_tokens = todo * (1 if settings.mode == "choice" else settings.max_tokens)
             rate = pace.get((info.backend_id, settings.mode)) if info.backend_id else None
             rows.append(CellPlan(
                 model=cell.model.name,
@@ -141,13 +153,13 @@ def estimate_cells(
                 seed=cell.seed,
                 mode=settings.mode,
                 prompts=len(prompts),
-                requests=len(requests),
+                requests=requests,
                 cached=cached,
-                to_ask=None if cached is None else len(requests) - cached,
+                to_ask=None if cached is None else requests - cached,
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
                 cost_usd=cost_usd(prompt_tokens, completion_tokens, info.price_prompt, info.price_completion),
-                seconds=None if rate is None else round(rate * len(todo), 1),
+                seconds=None if rate is None else round(rate * todo, 1),
                 tokens_by=info.tokens_by,
                 power=power_plan(cell.probe.name, prompts, mode=settings.mode,
                                  alpha=getattr(cell.config, "alpha", None)) if prompts else None,
@@ -155,6 +167,26 @@ def estimate_cells(
         return rows
     finally:
         view.close()
+
+
+def _cached_per_prompt(prompts: Sequence[Prompt], settings: GenerationSettings, samples: int,
+                       backend_id: str | None, view: StudyView) -> list[int] | None:
+    """How many of each prompt's ``samples`` answers the study holds; None where the backend id is unknown.
+
+    Only the sample indices the study ever planned for this backend are keyed (every stored answer is a run's
+    item: a live run's, or an exported plan's that an import answered): a sample index beyond them has no answer.
+    """
+    if backend_id is None:
+        return None
+    top = min(samples, view.max_sample_index(backend_id) + 1)
+    held: list[int] = []
+    for start in range(0, len(prompts), KEY_CHUNK):
+        part = prompts[start : start + KEY_CHUNK]
+        keys = [[Request(prompt=p, settings=settings, sample_index=s).cache_key(backend_id) for s in range(top)]
+                for p in part]
+        found = view.cached([k for ks in keys for k in ks])
+        held.extend(sum(1 for k in ks if k in found) for ks in keys)
+    return held
 
 
 def plan_totals(rows: Sequence[CellPlan]) -> dict[str, Any]:

@@ -78,7 +78,8 @@ def score_cmd(
     if not labels.is_file():
         fail(f"no labels file at {labels}")
     try:
-        frame = pd.read_csv(labels, dtype=str, keep_default_na=False, encoding="utf-8")
+        # the columns the score reads: the question and answer texts are most of a large file's bytes
+        frame = pd.read_csv(labels, dtype=str, keep_default_na=False, encoding="utf-8", usecols=_score_columns)
     except (ValueError, UnicodeDecodeError) as exc:
         fail(f"{labels} is not a CSV file of `readers sample` ({' '.join(str(exc).split())})")
         raise
@@ -103,6 +104,13 @@ def score_cmd(
         sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
         return
     _print(result, Console())
+
+
+def _score_columns(name: str) -> bool:
+    """The labels file's columns that ``readers score`` reads."""
+    from biasatlas.readers.audit import SCORED_COLUMNS
+
+    return name in SCORED_COLUMNS
 
 
 SHOWN_CONFLICTS = 10  # answers labelled two ways named one by one (--json lists them all)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biasatlas.readers import JUDGED_PROBES
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from biasatlas.store import Store
@@ -25,6 +27,8 @@ AUDIT_PROBE = "readers.audit"
 REFUSAL, UNREADABLE = "refusal", "unreadable"
 COLUMNS = ["sample_id", "probe", "language", "model", "group", "prompt_id", "answer_key", "sample_index", "reader",
            "reader_label", "allowed_labels", "question", "answer", "human_label"]
+#: the columns :func:`check_labels` reads (the rest are there for the person labelling)
+SCORED_COLUMNS = ("sample_id", "probe", "prompt_id", "model", "sample_index", "answer_key", "human_label")
 GUIDE = """# Labelling guide for {csv}
 
 Fill `human_label` in every row with what the answer says, as a careful reader would (not what the reader read):
@@ -75,26 +79,28 @@ def read_answers(store: Store) -> pd.DataFrame:
             continue
         out = out[out["reader"].isin(["rules", "judge"])]
         value, reason = ("answer", "reason") if name == "contact" else ("rating", "parse_reason")
-        labels = [_label(name, v, r, tuple(o)) for v, r, o in zip(out[value], out[reason], out["options"],
-                                                                   strict=True)]
+        options = [tuple(o) for o in _py(out["options"])]
+        labels = [_label(name, v, r, o) for v, r, o in zip(_py(out[value]), _py(out[reason]), options, strict=True)]
+        messages = _py(out["messages_json"])
+        questions = {m: question_text(m) for m in set(messages)}  # a prompt's question is read once
         model = out["model_id"] if "model_id" in out.columns else out["model"]
         parts.append(pd.DataFrame({
             "probe": name, "language": out["language"].astype(str), "model": model.astype(str),
             "group": out["group"].astype(str) if "group" in out.columns else "",
             "prompt_id": out["prompt_id"], "answer_key": out["key"], "sample_index": out["sample_index"].astype(int),
             "reader": out["reader"], "reader_label": labels,
-            "allowed_labels": [_allowed(name, tuple(o)) for o in out["options"]],
-            "question": out["messages_json"].map(question_text), "answer": out["text"].astype(str),
+            "allowed_labels": [_allowed(name, o) for o in options],
+            "question": [questions[m] for m in messages], "answer": out["text"].astype(str),
             "stratum": [lab if name == "contact" or lab in (REFUSAL, UNREADABLE) else "rating" for lab in labels],
         }))
     if not parts:
         return pd.DataFrame(columns=[*COLUMNS, "stratum"])
     frame = pd.concat(parts, ignore_index=True)
     # contact's options differ by scale ("Yes"/"Likely"): its strata are the reader's label on the closed set
-    frame.loc[frame["probe"] == "contact", "stratum"] = [
+    contact = frame["probe"] == "contact"
+    frame.loc[contact, "stratum"] = [
         s if s in (REFUSAL, UNREADABLE) else ("affirmative" if s == a.split(" | ")[0] else "negative")
-        for s, a in zip(frame.loc[frame["probe"] == "contact", "stratum"],
-                        frame.loc[frame["probe"] == "contact", "allowed_labels"], strict=True)]
+        for s, a in zip(_py(frame.loc[contact, "stratum"]), _py(frame.loc[contact, "allowed_labels"]), strict=True)]
     return frame
 
 
@@ -173,7 +179,15 @@ def _class(probe: str, label: str, allowed: str) -> str:
 
 def check_labels(store: Store, labels: pd.DataFrame) -> pd.DataFrame:
     """The labelled rows joined with the study's current reading, each with the key of the answer it labels
-    (``answer_key``: the scoring counts an answer once); AuditError names each problem found."""
+    (``answer_key``: the scoring counts an answer once); AuditError names each problem found.
+
+    Column-wise: one join with the study, and each distinct label text read once (a file has a few label
+    texts per scale, however many rows): a 504,000-row file is checked in seconds, where a row-by-row lookup
+    took ~1.7 ms a row.
+    """
+    import numpy as np
+    import pandas as pd
+
     # answer_key may be missing (a file cut down by hand): the study's key of the answer the row names is used
     required = ["sample_id", "probe", "prompt_id", "sample_index", "model", "human_label"]
     missing = [c for c in required if c not in labels.columns]
@@ -181,49 +195,85 @@ def check_labels(store: Store, labels: pd.DataFrame) -> pd.DataFrame:
         raise AuditError(f"the labels file lacks the column(s) {', '.join(missing)} (draw it with `readers sample`)")
     if labels.empty:
         raise AuditError("the labels file has no rows")
-    problems: list[str] = []
     answers = read_answers(store)
     # each stratum's answers in the study: the weights of the study-level accuracy (readers.scoring)
-    sizes = answers.groupby(["probe", "language", "stratum"])["answer_key"].nunique().to_dict()
-    current = answers.set_index(["probe", "prompt_id", "model", "sample_index"])
-    rows = []
-    answer_of_id: dict[str, str] = {}  # sample_id -> answer key: one id names one answer (a copied row is fine)
-    for line, row in enumerate(labels.to_dict("records"), start=2):  # line 1 is the header
-        where = f"line {line} (sample_id {row['sample_id']})"
-        key = (str(row["probe"]), str(row["prompt_id"]), str(row["model"]), int(row["sample_index"]))
-        if key not in current.index:
-            problems.append(f"{where}: no such answer in the study (probe, prompt_id, model, sample_index)")
-            continue
-        found = current.loc[[key]].iloc[0]
-        answer = str(found["answer_key"])
-        given_key = row.get("answer_key")
-        given_key = given_key.strip() if isinstance(given_key, str) else ""  # an empty cell (or NaN): the study's
-        if given_key and given_key != answer:
-            problems.append(f"{where}: answer_key {given_key} is not the key of that answer in the study ({answer})")
-            continue
-        if answer_of_id.setdefault(str(row["sample_id"]), answer) != answer:
-            problems.append(f"{where}: sample_id {row['sample_id']} names two different answers")
-            continue
-        given = row["human_label"]
-        if not isinstance(given, str) or not given.strip():
-            problems.append(f"{where}: human_label is empty")
-            continue
-        human = _human(key[0], given, str(found["allowed_labels"]))
-        if human is None:
-            problems.append(f"{where}: human_label {given!r} is not one of: {found['allowed_labels']}")
-            continue
-        rows.append({"probe": key[0], "answer_key": answer, "sample_id": str(row["sample_id"]),
-                     "language": found["language"], "group": found["group"],
-                     "reader": found["reader"], "reader_label": found["reader_label"], "human_label": human,
-                     "reader_class": found["stratum"],
-                     "stratum_size": int(sizes[(key[0], found["language"], found["stratum"])]),
-                     "human_class": _class(key[0], human, str(found["allowed_labels"]))})
-    if problems:
-        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
-        raise AuditError(f"{len(problems)} problem(s) in the labels file: {shown}")
+    sizes = answers.groupby(["probe", "language", "stratum"])["answer_key"].nunique().rename("stratum_size")
+    ident = ["probe", "prompt_id", "model", "sample_index"]
+    study = answers.drop_duplicates(ident, keep="first")  # the first answer a key names, as a lookup takes it
+    study = study.merge(sizes.reset_index(), on=["probe", "language", "stratum"], how="left")
+    study = study[[*ident, "answer_key", "language", "group", "reader", "reader_label", "stratum", "allowed_labels",
+                   "stratum_size"]].astype({"prompt_id": str, "model": str})
+    rows = pd.DataFrame({
+        "sample_id": labels["sample_id"].astype(str).to_numpy(),
+        "probe": labels["probe"].astype(str).to_numpy(), "prompt_id": labels["prompt_id"].astype(str).to_numpy(),
+        "model": labels["model"].astype(str).to_numpy(),
+        "sample_index": pd.to_numeric(labels["sample_index"], errors="coerce").fillna(-1).astype(int).to_numpy(),
+    })
+    joined = rows.merge(study, on=ident, how="left", sort=False, validate="many_to_one")  # keeps the file's order
+    given = _py(labels["human_label"])  # kept as given (a number or NaN in a frame built in code is no label)
+    given_key = (_each_distinct(lambda v: v.strip() if isinstance(v, str) else "", _py(labels["answer_key"]))
+                 if "answer_key" in labels.columns else np.full(len(rows), "", dtype=object))
+    answer = _py(joined["answer_key"].astype(str))
+    allowed = _py(joined["allowed_labels"].astype(str))
+    # one problem a line, the first that applies, in this order
+    problem = np.zeros(len(rows), dtype=np.int8)
+    found = joined["answer_key"].notna().to_numpy()
+    problem[~found] = NO_ANSWER
+    problem[(problem == 0) & (given_key != "") & (given_key != answer)] = OTHER_KEY
+    passed = problem == 0  # one id names one answer (a copied row is fine): the id's first row says which
+    first = joined.loc[passed, "answer_key"].groupby(joined.loc[passed, "sample_id"], sort=False).transform("first")
+    problem[np.flatnonzero(passed)[(first != joined.loc[passed, "answer_key"]).to_numpy()]] = TWO_ANSWERS
+    filled = _each_distinct(lambda g: isinstance(g, str) and bool(g.strip()), given).astype(bool)
+    problem[(problem == 0) & ~filled] = EMPTY
+    todo = problem == 0
+    human = np.full(len(rows), None, dtype=object)
+    human[todo] = _each_distinct(_human, _py(joined["probe"])[todo], given[todo], allowed[todo])
+    problem[todo & pd.isna(human)] = NOT_ALLOWED
+    if problem.any():
+        lines = np.flatnonzero(problem)
+        shown_ids = labels["sample_id"].to_numpy()
+        texts = {NO_ANSWER: lambda i: "no such answer in the study (probe, prompt_id, model, sample_index)",
+                 OTHER_KEY: lambda i: f"answer_key {given_key[i]} is not the key of that answer in the study "
+                                      f"({answer[i]})",
+                 TWO_ANSWERS: lambda i: f"sample_id {shown_ids[i]} names two different answers",
+                 EMPTY: lambda i: "human_label is empty",
+                 NOT_ALLOWED: lambda i: f"human_label {given[i]!r} is not one of: {allowed[i]}"}
+        listed = [f"line {i + 2} (sample_id {shown_ids[i]}): {texts[int(problem[i])](i)}"  # line 1: the header
+                  for i in lines[:5]]
+        shown = "; ".join(listed) + (f"; and {len(lines) - 5} more" if len(lines) > 5 else "")
+        raise AuditError(f"{len(lines)} problem(s) in the labels file: {shown}")
+    classes = _each_distinct(_class, _py(joined["probe"]), human, allowed)
+    out = joined.assign(human_label=human, reader_class=joined["stratum"], human_class=classes,
+                        stratum_size=joined["stratum_size"].astype(int))
+    return pd.DataFrame(out[["probe", "answer_key", "sample_id", "language", "group", "reader", "reader_label",
+                             "human_label", "reader_class", "stratum_size", "human_class"]])
+
+
+#: what is wrong with a labels file's line (0: nothing)
+NO_ANSWER, OTHER_KEY, TWO_ANSWERS, EMPTY, NOT_ALLOWED = 1, 2, 3, 4, 5
+
+
+def _each_distinct(func: Callable[..., Any], *columns: np.ndarray) -> np.ndarray:
+    """``func`` of each row's values, called once per distinct combination (a file repeats a few label texts)."""
+    import numpy as np
     import pandas as pd
 
-    return pd.DataFrame(rows)
+    n = len(columns[0])
+    if not n:
+        return np.empty(0, dtype=object)
+    combined = np.zeros(n, dtype=np.int64)
+    for column in columns:  # one code per distinct combination, renumbered after each column (never overflows)
+        codes, uniques = pd.factorize(column, use_na_sentinel=False)
+        combined, _ = pd.factorize(combined * len(uniques) + codes)
+    _, first = np.unique(combined, return_index=True)  # code k is first met at first[k]
+    values = np.empty(len(first), dtype=object)
+    values[:] = [func(*(column[i] for column in columns)) for i in first]
+    return values[combined]
+
+
+def _py(column: pd.Series) -> np.ndarray:
+    """The column as Python objects: iterating a pandas string column itself costs ~7 µs a cell, this ~0.3."""
+    return column.to_numpy(dtype=object)
 
 
 def file_digest(path: Path) -> str:

@@ -117,16 +117,22 @@ def one_per_answer(checked: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]
     if "answer_key" not in checked.columns or checked.empty:
         return checked, {"rows": rows, "answers": rows, "repeated_rows": 0, "conflicts": []}
     ident = ["probe", "answer_key"]
-    labels = checked.groupby(ident, sort=True)["human_label"].agg(lambda x: sorted(set(x)))
-    conflicting = labels[labels.map(len) > 1]
-    conflicts = []
-    for ident_value, given in conflicting.items():
-        pair: Any = ident_value  # (probe, answer_key): pandas types a MultiIndex label loosely
-        probe, key = str(pair[0]), str(pair[1])
-        part = checked[(checked["probe"] == probe) & (checked["answer_key"] == key)]
-        ids = sorted({str(i) for i in part["sample_id"]}, key=lambda i: (len(i), i)) if "sample_id" in part else []
-        conflicts.append({"probe": str(probe), "answer_key": str(key), "labels": given, "sample_ids": ids})
+    # column-wise: the distinct labels per answer counted at once; only the conflicts are walked row by row
+    labels = checked.drop_duplicates([*ident, "human_label"]).groupby(ident, sort=True).size()
+    conflicting = labels[labels > 1]
     clash = checked.set_index(ident).index.isin(conflicting.index)
+    given: dict[tuple[str, str], set[str]] = {}
+    ids: dict[tuple[str, str], set[str]] = {}
+    part = checked[clash]
+    sample_ids = part["sample_id"] if "sample_id" in part else [None] * len(part)
+    for probe, key, label, sample_id in zip(part["probe"], part["answer_key"], part["human_label"], sample_ids,
+                                            strict=True):
+        given.setdefault((str(probe), str(key)), set()).add(label)
+        if sample_id is not None:
+            ids.setdefault((str(probe), str(key)), set()).add(str(sample_id))
+    conflicts = [{"probe": probe, "answer_key": key, "labels": sorted(given[probe, key]),
+                  "sample_ids": sorted(ids.get((probe, key), set()), key=lambda i: (len(i), i))}
+                 for probe, key in sorted(given)]
     kept = checked[~clash].drop_duplicates(ident, keep="first")
     return kept, {"rows": rows, "answers": len(labels), "repeated_rows": int((~clash).sum()) - len(kept),
                   "conflicts": conflicts}

@@ -61,3 +61,43 @@ def test_table_prints_the_problems_once_and_leaves_each_cells_power_to_json(tmp_
     notes = json.loads(_plan(tmp_path, "--json", audit=small).stdout)["notes"]
     assert any(n.startswith("power: Alpha / contact / de / certainty: n = 50 prompt sets") for n in notes)
     assert any(n.startswith("power assumptions (contact): ψ = 0.30 assumed") for n in notes)
+
+
+def test_a_billion_samples_are_counted_not_listed(tmp_path: Path) -> None:
+    """`samples: 1e9` is a count: the plan keys only the samples the study could hold (here the 2 of a first
+    run), never a request per sample (that grew memory without end); the figures are those counts exactly."""
+    from unittest import mock
+
+    from biasatlas.audit import plan_audit
+    from biasatlas.audit.models import approximate_tokens
+    from biasatlas.backends.fake import FakeBackend
+    from biasatlas.records import Request
+    from biasatlas.runner import run_plan
+    from biasatlas.store import Store
+
+    small = {"models": AUDIT["models"],
+             "probes": {"contact": {"languages": ["de"], "axes": ["religion"], "limit": 9, "mode": "generate",
+                                    "max_tokens": 8}}}
+    path = tmp_path / "audit.yaml"
+    path.write_text(yaml.safe_dump({**small, "samples": 10**9}, sort_keys=False), encoding="utf-8")
+    plan = plan_audit(path)
+    (cell,) = plan.cells
+    with Store(tmp_path / "s") as store:  # a first run of 2 samples a prompt, as the audit's cell asks them
+        run_plan(plan.prompts[0], FakeBackend(name="a"), store, cell.probe.settings(cell.config), samples=2,
+                 progress=False)
+    keyed = 0
+    real = Request.cache_key
+
+    def counted(self: Request, backend_id: str) -> str:
+        nonlocal keyed
+        keyed += 1
+        return real(self, backend_id)
+
+    with mock.patch.object(Request, "cache_key", counted):
+        result = runner.invoke(app, ["audit", str(path), "--study", str(tmp_path / "s"), "--plan-only", "--json"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["cells"]
+    assert keyed <= 9 * 2  # the samples a first run stored, per prompt
+    assert (row["prompts"], row["requests"], row["cached"]) == (9, 9 * 10**9, 9 * 2)
+    assert row["to_ask"] == 9 * 10**9 - 18 and row["completion_tokens"] == row["to_ask"] * 8
+    assert row["prompt_tokens"] == sum(approximate_tokens(p.text) for p in plan.prompts[0]) * (10**9 - 2)
