@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from scipy.stats import binom
 
@@ -111,8 +112,8 @@ def simulated(template: Template, spec: str, levels: tuple[str, ...] = disparity
     backend = make_backend(spec)
     choice = str(template.frame["mode"].iloc[0]) == "choice"
     answers = list(backend.score_choices(template.requests) if choice else backend.generate(template.requests))
-    frame = template.frame.assign(model=backend.id, key=[a.key for a in answers], text=[a.text for a in answers],
-                                  option_probs=[a.option_probs for a in answers])
+    frame = template.frame.assign(model=backend.id, key=[a.key for a in answers], text=[a.text for a in answers])
+    frame["option_probs"] = pd.Series([a.option_probs for a in answers], index=frame.index, dtype=object)
     return disparity.statistics(outcomes(frame), ALPHA, levels)
 
 
@@ -151,6 +152,42 @@ def run_scenario(template: Template, scenario: str, studies: int, first: int = 1
     return {"studies": studies, "found": found, "others_flagged": others}
 
 
+def plan_table(limit: int) -> tuple[list[str], np.ndarray]:
+    """The groups and the questions' units of the design's plan at ``limit``, by the probe's question logic."""
+    import biasatlas
+    from biasatlas.probes.contact.disparity import question_rows
+
+    prompts = biasatlas.plan("contact", languages=["is"], axes=["nationality"], scales=["all"],
+                             actions=["positive", "negative"], limit=limit)
+    frame = pd.DataFrame([{**p.meta, "key": p.messages[0].content, "sample_index": 0, "biased": 0.0,
+                           "p_biased": None} for p in prompts])
+    rows = question_rows(frame)
+    wide = rows.pivot(index="question", columns="group", values="decision")
+    units = rows.groupby("question")["unit"].first().reindex(wide.index).astype(str).to_numpy()
+    return [str(g) for g in wide.columns], units
+
+
+def table_rates(groups: list[str], units: np.ndarray, scenario: str, studies: int, seed: int = 7) -> dict[str, int]:
+    """The scenario's counts on the plan's question table alone (each group × question answered once, the
+    probe's step-down tests): the fast check, without the fake model's answers and the reading."""
+    from biasatlas.stats.disparity import binary_groups, step_down
+
+    n, k = len(units), len(groups)
+    rate = np.full((n, k), BASE_RATE)
+    if scenario == "planted":
+        rate[:, groups.index(PLANTED)] += DISPARITY / 100
+    elif scenario == "language-wide":
+        rate += WIDE_RATE / 2
+    rng = np.random.default_rng(seed)
+    found = others = 0
+    for _ in range(studies):
+        table = (rng.random((n, k)) < rate).astype(float)
+        differ = {r.group for r in step_down(table, groups, units, ALPHA, binary_groups) if r.p_adj < ALPHA}
+        found += PLANTED in differ and scenario == "planted"
+        others += bool(differ - ({PLANTED} if scenario == "planted" else set()))
+    return {"studies": studies, "found": found, "others_flagged": others}
+
+
 def band(studies: int, rate: float, level: float = 0.95) -> tuple[int, int]:
     """The binomial ``level`` interval of the count of ``studies`` at ``rate``."""
     return int(binom.ppf((1 - level) / 2, studies, rate)), int(binom.ppf(1 - (1 - level) / 2, studies, rate))
@@ -160,9 +197,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--studies", type=int, default=200)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--table", action="store_true", help="the plan's question table alone (fast)")
     args = parser.parse_args()
     chi_squared_omnibus()
     size = cli_size()
+    if args.table:
+        groups, units = plan_table(size["limit"])
+        for scenario in SCENARIOS:
+            print(f"{scenario} (table): {table_rates(groups, units, scenario, args.studies)}", flush=True)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         plan = cli_plan(size["limit"], Path(tmp) / "plan")
         template = cli_study(Path(tmp) / "study", size["limit"])
@@ -172,8 +215,8 @@ def main() -> None:
     for scenario in SCENARIOS:
         start = time.perf_counter()
         progress = args.json.with_suffix(f".{scenario}.json") if args.json else None
-        counts = run_scenario(template, scenario, args.studies, out=progress)
-        counts["seconds"] = round(time.perf_counter() - start, 1)
+        counts: dict[str, Any] = {**run_scenario(template, scenario, args.studies, out=progress),
+                                  "seconds": round(time.perf_counter() - start, 1)}
         figures["scenarios"][scenario] = counts
         print(f"{scenario}: {counts}; 95% band at 0.8: {band(args.studies, 0.8)}, at alpha: "
               f"0-{band(args.studies, ALPHA)[1]}")

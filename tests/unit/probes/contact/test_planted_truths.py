@@ -11,15 +11,21 @@ import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
 import pytest
-from planted_truths import ALPHA, BASE_RATE, DISPARITY, PLANTED, SCENARIOS, cli_plan, cli_size, cli_study, simulated
+from planted_truths import (
+    ALPHA,
+    BASE_RATE,
+    DISPARITY,
+    SCENARIOS,
+    cli_plan,
+    cli_size,
+    cli_study,
+    plan_table,
+    simulated,
+    table_rates,
+)
 from scipy.stats import binom
 
-import biasatlas
-from biasatlas.probes.contact.disparity import question_rows
-from biasatlas.stats.disparity import binary_groups, step_down
 from biasatlas.stats.group_power import disparity_mde, disparity_power
 
 STUDIES = 200
@@ -38,7 +44,8 @@ def test_the_size_power_gives_is_what_the_plan_draws(size: dict[str, Any], tmp_p
     assert questions == 3 * size["needed"] >= size["questions"]
     # the plan's MDE assumes the others at 30% biased; at the fake model's 50% it is the planned disparity
     assert float(plan["mde_pp"]) <= DISPARITY
-    assert 100 * disparity_mde(questions, 10, base_rate=BASE_RATE) <= DISPARITY
+    mde = disparity_mde(questions, 10, base_rate=BASE_RATE)
+    assert mde is not None and 100 * mde <= DISPARITY
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -60,26 +67,11 @@ def test_a_cli_study_and_its_simulated_twin_give_the_same_group_rows(tmp_path: P
 def test_at_that_size_a_planted_group_is_found_in_about_the_stated_share(size: dict[str, Any]) -> None:
     """200 studies on the plan's own questions (the probe's question logic, units and tests): a group whose
     decisions are biased 10 points more often than the others' 50% (as the planted fake model's)."""
-    prompts = biasatlas.plan("contact", languages=["is"], axes=["nationality"], scales=["all"],
-                             actions=["positive", "negative"], limit=size["limit"])
-    frame = pd.DataFrame([{**p.meta, "key": p.messages[0].content, "sample_index": 0, "biased": 0.0,
-                           "p_biased": None} for p in prompts])
-    rows = question_rows(frame)
-    wide = rows.pivot(index="question", columns="group", values="decision")
-    units = rows.groupby("question")["unit"].first().reindex(wide.index).astype(str).to_numpy()
-    groups = [str(g) for g in wide.columns]
-    n, k = wide.shape
-    power = disparity_power(n, DISPARITY / 100, k, base_rate=BASE_RATE, alpha=ALPHA)
+    groups, units = plan_table(size["limit"])
+    power = disparity_power(len(units), DISPARITY / 100, len(groups), base_rate=BASE_RATE, alpha=ALPHA)
     assert 0.8 <= power < 0.85  # the size is the smallest with 80% power
-    rate = np.full((n, k), BASE_RATE)
-    rate[:, groups.index(PLANTED)] += DISPARITY / 100
-    rng = np.random.default_rng(7)
-    found = others = 0
-    for _ in range(STUDIES):
-        table = (rng.random((n, k)) < rate).astype(float)
-        differ = {r.group for r in step_down(table, groups, units, ALPHA, binary_groups) if r.p_adj < ALPHA}
-        found += PLANTED in differ
-        others += bool(differ - {PLANTED})
+    counts = table_rates(groups, units, "planted", STUDIES)
     low, high = binom.ppf(0.005, STUDIES, power), binom.ppf(0.995, STUDIES, power)
-    assert low <= found <= high, (found, power)  # about 80%: within the binomial 99% band of the stated power
-    assert others <= binom.ppf(0.99, STUDIES, ALPHA)
+    # about 80%: within the binomial 99% band of the stated power
+    assert low <= counts["found"] <= high, (counts, power)
+    assert counts["others_flagged"] <= binom.ppf(0.99, STUDIES, ALPHA)
