@@ -198,6 +198,7 @@ def main() -> None:
     parser.add_argument("--studies", type=int, default=200)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--table", action="store_true", help="the plan's question table alone (fast)")
+    parser.add_argument("--scenario", choices=list(SCENARIOS), action="append", help="these only (default: all)")
     args = parser.parse_args()
     chi_squared_omnibus()
     size = cli_size()
@@ -212,7 +213,7 @@ def main() -> None:
     print(f"size: {size['needed']} prompt sets per group ({size['questions']} questions), --limit {size['limit']}; "
           f"plan: {plan['line']}")
     figures: dict[str, Any] = {"size": size, "plan_line": plan["line"], "scenarios": {}}
-    for scenario in SCENARIOS:
+    for scenario in args.scenario or list(SCENARIOS):
         start = time.perf_counter()
         progress = args.json.with_suffix(f".{scenario}.json") if args.json else None
         counts: dict[str, Any] = {**run_scenario(template, scenario, args.studies, out=progress),
