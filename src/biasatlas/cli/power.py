@@ -167,9 +167,10 @@ def _print_disparity(result: dict[str, Any]) -> None:
     for text in result["assumptions"]:
         out.print(f"assumed: {text}")
     if probe == "contact":
-        out.print("contact: --limit counts prompts, 3 per prompt set; with --balance-groups it draws the same "
-                  "prompt sets for every group of the selected axes: run one axis with `--axis AXIS --limit N "
-                  "--balance-groups` (docs/methods.md, \"Power for group disparity\")")
+        out.print("contact: --limit counts prompts, 3 per prompt set (none, positive, negative: 3 questions of the "
+                  "headline test); it draws the same prompt sets for every group of the selected axes: run one axis "
+                  "with `--axis AXIS --limit N` and check `--plan-only`'s group lines (docs/methods.md, \"Power for "
+                  "group disparity\")")
 
 
 def _print(result: dict[str, Any], study: Path) -> None:

@@ -55,16 +55,19 @@ def run_contact(
                                       "printed, and --plan-only gives the paper's counts, cost and time."),
     ] = None,
     balance_groups: Annotated[
-        bool,
-        typer.Option("--balance-groups", help="--limit draws the same prompt sets, on the same questions, for "
-                                              "every group of the selected axes (for the group-vs-rest test)."),
-    ] = False,
+        bool | None,
+        typer.Option("--balance-groups/--no-balance-groups",
+                     help="--limit draws the same prompt sets, on the same questions, for every group of the "
+                          "selected axes (the default: the group-vs-rest test pairs groups by question); "
+                          "--no-balance-groups: the draw stratified over the design's cells only."),
+    ] = None,
 ) -> None:
     """Ask yes/no-style contact questions under no / positive / negative contact framing.
 
     Default: choice mode (options scored by log-probability); generate mode: 10 tokens, greedy.
-    --limit N draws whole prompt sets (3 prompts each: none, positive, negative contact) over
-    language × scale × scenario × principle × action, for our templates and imported datasets alike.
+    --limit N draws whole prompt sets (3 prompts each: none, positive, negative contact): the same sets, on the
+    same questions, for every group of the selected axes, spread over scale × action × scenario
+    (--no-balance-groups, and imported datasets: stratified over language × scale × scenario × principle × action).
     Imports: --action, --axis, --scenario and --principle keep only the matching templates (names normalised:
     "Health care" is healthcare); one --action / --axis describes the rows of a sheet without such a column;
     descriptors that do not fit the grammar of their slot are reported as one-line warnings.
@@ -84,7 +87,7 @@ def run_contact(
             **specific,
             descriptors=descriptors,
             import_format=fmt,
-            **({"balance_groups": True} if balance_groups else {}),
+            **({} if balance_groups is None else {"balance_groups": balance_groups}),
             **({"design": design} if design is not None else {}),
             **imports,
         )

@@ -2,10 +2,12 @@
 and how many units per group ``biasatlas power PROBE --disparity PP`` needs (docs/methods.md, "Power for
 group disparity"; the statistics: :mod:`biasatlas.stats.group_power`).
 
-- contact: the unit is the question (a no-contact wording, the group left out), asked of every group of the
-  axis; in en, de and is one question per prompt set. The test: CMH, group vs the other groups, questions as
-  strata, one framing's decisions, Holm over the axis's groups. The plan counts each group's prompt sets
-  and its distinct no-contact questions.
+- contact: the unit is the question the headline test counts: a template cell × scale × action × framing, the
+  group left out, asked of every group of the axis, the three framings pooled (in en, de and is three
+  questions per prompt set; in the MMHB packs a no-contact text several principles share is one). The test:
+  CMH, group vs the other groups, questions as strata, Holm over the axis's groups. The plan counts each
+  group's prompt sets and its questions, and also states the power of one framing alone (a model that answers
+  a set's three framings alike gives the pooled test no more than that).
 - samaritan: the unit is the scenario; the test: the paired t-test of a group's rating against the mean of
   the category's other groups, scenario by scenario, Holm over the category's groups.
 """
@@ -25,18 +27,22 @@ CONTACT_ALPHA = 0.05
 SAMARITAN_ALPHA = 0.01
 #: a Samaritan rating's sd within a scenario (rating points): SAMARITAN_SD / √2, paper 003's brittleness
 RATING_SD = 6.0
-CONTACT_TEST = ("Cochran–Mantel–Haenszel, one group vs the other groups of its axis, questions as strata, one "
-                "framing's decisions, no continuity correction; Holm over the axis's groups (planned at its first "
-                "step, α / groups); normal approximation")
+CONTACT_TEST = ("Cochran–Mantel–Haenszel, one group vs the other groups of its axis, questions as strata, the three "
+                "framings' decisions pooled (the headline level), no continuity correction; Holm over the axis's "
+                "groups (planned at its first step, α / groups); normal approximation")
 SAMARITAN_TEST = ("paired t-test of a group's rating against the mean of its category's other groups, scenario by "
                   "scenario; Holm over the category's groups (planned at α / groups)")
 CONTACT_ASSUMPTIONS = (
     f"the other groups answer biased at {BASE_RATE:.0%} (no pilot; paper 001's Table 3: 10-32% biased without "
     "contact; nearer 50% the MDE grows), the disfavoured group that many points more; questions that differ in "
     "their rate cost the stratified test nothing",
-    "n per group counts its distinct no-contact questions (= its prompt sets in en, de, is); pooled over the "
-    "three framings the test has at least this power",
+    "n per group counts its questions over the three framings, as the headline test does (3 per prompt set in "
+    "en, de, is; in the MMHB packs a no-contact text several principles share is one question), each framing's "
+    "answer independent given the group; a model that answers a set's framings alike leaves the pooled test "
+    "the power of one framing (stated beside it)",
 )
+#: questions of the headline level per prompt set in en, de and is (none, positive, negative)
+FRAMINGS = 3
 #: languages whose prompt sets each have their own no-contact question (the MMHB packs share them)
 OWN_TEMPLATES = ("en", "de", "is")
 #: groups named where an axis's groups have unequal sets (the fewest first)
@@ -55,48 +61,69 @@ def _span(values: Sequence[float], fmt: str) -> str:
 
 def contact_group_plan(prompts: Sequence[Prompt], alpha: float = CONTACT_ALPHA,
                        power: float = 0.8) -> dict[str, Any] | None:
-    """Per language × axis: the groups, the prompt sets each draws and the MDE of the group-vs-rest test
-    (percentage points), one line each; None for prompts without groups (an import without them)."""
+    """Per language × axis: the groups, the prompt sets and questions each draws and the MDE of the
+    group-vs-rest test (percentage points): one compact ``line`` each, with the ranges over the groups, and the
+    full per-group table (``per_group``); None for prompts without groups (an import without them)."""
     sets: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    questions: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    pooled: dict[tuple[str, str], dict[str, set[tuple[str, str]]]] = defaultdict(lambda: defaultdict(set))
+    none: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for p in prompts:
         axis, group = p.meta.get("axis"), p.meta.get("group")
         if axis is None or group is None:
             continue
-        key = (p.language, str(axis))
+        key, contact = (p.language, str(axis)), str(p.meta.get("contact", "none"))
         sets[key][str(group)].add(str(p.meta.get("set_id")))
-        if p.meta.get("contact", "none") == "none":
-            questions[key][str(group)].add(p.text)
+        pooled[key][str(group)].add((contact, p.text))  # a text one group is asked in several sets: one question
+        if contact == "none":
+            none[key][str(group)].add(p.text)
     if not sets:
         return None
-    axes = []
-    for (language, axis), by_group in sorted(sets.items()):
-        k = len(by_group)
-        n_sets = {g: len(s) for g, s in by_group.items()}
-        n_questions = {g: len(questions[(language, axis)].get(g, ())) or n_sets[g] for g in by_group}
-        row: dict[str, Any] = {"language": language, "axis": axis, "groups": k,
-                               "prompt_sets_per_group": _span(list(n_sets.values()), "d")}
-        if k < 2:
-            row["line"] = f"{language} {axis}: 1 group, no other group to compare with"
-            axes.append(row)
-            continue
-        mdes = {g: _mde(n, k, alpha, power) for g, n in n_questions.items()}
-        known = [100 * m for m in mdes.values() if m is not None]
-        if known:  # no key left None: a plan's JSON says what is missing in words
-            row["mde_pp"] = _span(known, ".1f")
-        if len(set(n_sets.values())) > 1:
-            fewest = sorted(n_sets, key=lambda g: (n_sets[g], g))[:FEWEST_SHOWN]
-            row["fewest"] = {g: n_sets[g] for g in fewest}
-        what = (f"MDE {row['mde_pp']} pp" if known else "none detectable") + (
-            f" ({len(known)} of {k} groups)" if known and len(known) < k else "")
-        row["line"] = (f"{language} {axis}: {k} groups, {row['prompt_sets_per_group']} prompt sets each; "
-                       f"one group vs the other {k - 1}: {what}")
-        if "fewest" in row:
-            row["line"] += "; fewest: " + ", ".join(f"{g} {n}" for g, n in row["fewest"].items()) + (
-                " (--balance-groups draws the same sets for every group)" if len(set(n_sets.values())) > 1 else "")
-        axes.append(row)
+    axes = [_axis_row(language, axis, by_group, pooled[(language, axis)], none[(language, axis)], alpha, power)
+            for (language, axis), by_group in sorted(sets.items())]
     return {"test": CONTACT_TEST, "alpha": alpha, "power": power, "assumptions": list(CONTACT_ASSUMPTIONS),
             "axes": axes}
+
+
+def _pp(key: str, mde: float | None) -> dict[str, float]:
+    return {} if mde is None else {key: round(100 * mde, 1)}
+
+
+def _axis_row(language: str, axis: str, by_group: dict[str, set[str]], pooled: dict[str, set[tuple[str, str]]],
+              none: dict[str, set[str]], alpha: float, power: float) -> dict[str, Any]:
+    k = len(by_group)
+    n_sets = {g: len(s) for g, s in by_group.items()}
+    n_questions = {g: len(pooled.get(g, ())) or FRAMINGS * n_sets[g] for g in by_group}
+    n_none = {g: len(none.get(g, ())) or n_sets[g] for g in by_group}
+    row: dict[str, Any] = {"language": language, "axis": axis, "groups": k,
+                           "prompt_sets_per_group": _span(list(n_sets.values()), "d"),
+                           "questions_per_group": _span(list(n_questions.values()), "d")}
+    if k < 2:
+        row["line"] = f"{language} {axis}: 1 group, no other group to compare with"
+        return row
+    mdes = {g: _mde(n, k, alpha, power) for g, n in n_questions.items()}
+    single = {g: _mde(n, k, alpha, power) for g, n in n_none.items()}
+    known = [100 * m for m in mdes.values() if m is not None]
+    alone = [100 * m for m in single.values() if m is not None]
+    if known:  # no key left None: a plan's JSON says what is missing in words
+        row["mde_pp"] = _span(known, ".1f")
+    if alone:
+        row["mde_pp_one_framing"] = _span(alone, ".1f")
+    # a group without a detectable disparity has no MDE key (a plan's JSON leaves no key None)
+    row["per_group"] = [{"group": g, "prompt_sets": n_sets[g], "questions": n_questions[g],
+                         **_pp("mde_pp", mdes[g]), **_pp("mde_pp_one_framing", single[g])}
+                        for g in sorted(by_group, key=lambda g: (n_sets[g], g))]
+    if len(set(n_sets.values())) > 1:
+        fewest = sorted(n_sets, key=lambda g: (n_sets[g], g))[:FEWEST_SHOWN]
+        row["fewest"] = {g: n_sets[g] for g in fewest}
+    what = (f"MDE {row['mde_pp']} pp" if known else "none detectable") + (
+        f" ({len(known)} of {k} groups)" if known and len(known) < k else "") + (
+        f" (one framing alone: {row['mde_pp_one_framing']} pp)" if alone and known else "")
+    row["line"] = (f"{language} {axis}: {k} groups, {row['prompt_sets_per_group']} prompt sets each "
+                   f"({row['questions_per_group']} questions, framings pooled); one group vs the other {k - 1}: "
+                   f"{what}")
+    if "fewest" in row:
+        row["line"] += "; fewest: " + ", ".join(f"{g} {n}" for g, n in row["fewest"].items())
+    return row
 
 
 # ---- units per group for a disparity (biasatlas power PROBE --disparity) --------------------------------
@@ -169,7 +196,11 @@ def disparity_plan(probe: str, disparity: float, cells: Sequence[tuple[str, str,
             if k < 2:
                 raise GroupPowerError("one group: no other group to compare with")
             if probe == "contact":
-                row["needed"] = disparity_units(disparity / 100, k, base_rate=base_rate, alpha=alpha, power=power)
+                # the headline test's questions per group, asked FRAMINGS to a prompt set
+                questions = disparity_units(disparity / 100, k, base_rate=base_rate, alpha=alpha, power=power)
+                row["questions"] = questions
+                row["needed"] = math.ceil(questions / FRAMINGS)
+                row["needed_one_framing"] = questions  # sets, where a model answers a set's framings alike
                 row["limit"] = 3 * row["needed"] * k  # --limit counts prompts: 3 a set, every group of the axis
                 most = QUESTIONS.get(language) or design_questions(language)
                 if language not in OWN_TEMPLATES:
@@ -177,8 +208,8 @@ def disparity_plan(probe: str, disparity: float, cells: Sequence[tuple[str, str,
                                    "question and n counts questions, so these sets may hold fewer; check "
                                    "`--plan-only`'s MDE line")
                 elif row["needed"] > most:
-                    row["note"] = (f"more than the {most} questions a group has in the {language} design (every "
-                                   "scale and action): not reachable by --limit; repeat the study with other "
+                    row["note"] = (f"more than the {most} prompt sets a group has in the {language} design "
+                                   "(every scale and action): not reachable by --limit; repeat the study with other "
                                    "seeds or models, or plan a larger disparity")
             else:
                 sd = RATING_SD * math.sqrt(k / (k - 1))  # a rating minus the mean of k − 1 others

@@ -42,6 +42,29 @@ def add_disparity(section: Section, rows: Sequence[dict[str, Any]], family: str,
                       "of a group at this size; framing 'all' is the headline level (the framings pooled).")
 
 
+STORY_COLUMNS = {"attribute": "attribute A", "group": "group (A = a)", "estimate": "significant associations",
+                 "compared_attribute": "strongest: B", "compared_value": "= b", "effect_size": "lift",
+                 "p_adj": "q (BY)", "group_headline": "headline"}
+
+
+def add_group_counts(section: Section, rows: Sequence[dict[str, Any]], methods: str) -> None:
+    """Stories: the headline sentence of each attribute and the table of its groups (no interval to plot: a
+    group's figure is a count of the mining's findings)."""
+    from biasatlas.export.tidy_disparity import SOURCE, headline_lines
+
+    rows = [r for r in rows if r.get("source") == SOURCE]
+    if not rows:
+        return
+    for row, text in headline_lines(rows):
+        section.add_text(f"Group disparity, {row.get('attribute')}: {text}")
+    table = pd.DataFrame(rows)
+    table = table.sort_values(["attribute", "estimate"], ascending=[True, False], kind="stable")
+    shown = [c for c in STORY_COLUMNS if c in table.columns]
+    section.add_table(table[shown].rename(columns=STORY_COLUMNS), caption="Group disparity, every prompted group: "
+                      "its association cells found by the mining (q below alpha), its strongest association by "
+                      "lift and that cell's q. " + methods)
+
+
 def prepend(section: Section, build: Callable[[Section], None]) -> None:
     """Put what ``build`` adds to a section at the top of ``section`` (its plots under their own ids)."""
     block = Section(title=section.title, key=f"{section.key or section.title}-groups")

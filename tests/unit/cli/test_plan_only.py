@@ -78,7 +78,8 @@ def test_plan_only_still_plans_what_the_run_can_run(tmp_path: Path) -> None:
 # ---- audit --plan-only ----------------------------------------------------------------------------
 def _audit(tmp_path: Path, models: list[dict[str, Any]]) -> Path:
     path = tmp_path / "audit.yaml"
-    data = {"models": models, "probes": {"contact": {"languages": ["de"], "axes": ["religion"], "limit": 3}}}
+    # 21: one prompt set per group (a smaller --limit warns that groups are left out)
+    data = {"models": models, "probes": {"contact": {"languages": ["de"], "axes": ["religion"], "limit": 21}}}
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
 

@@ -37,29 +37,35 @@ def test_disparity_gives_the_sets_per_group_and_the_limit_that_asks_them() -> No
     rows = {r["language"]: r for r in shown["rows"]}
     assert rows["en"]["groups"] == 39 and rows["de"]["groups"] == 7
     for row in rows.values():
-        assert row["needed"] == disparity_units(0.20, row["groups"])
+        # the headline test pools the three framings: three questions a prompt set
+        assert row["questions"] == disparity_units(0.20, row["groups"])
+        assert row["needed"] == math.ceil(row["questions"] / 3) and row["needed_one_framing"] == row["questions"]
         assert row["limit"] == 3 * row["needed"] * row["groups"]
-    assert "Cochran–Mantel–Haenszel" in shown["test"]
+    assert "Cochran–Mantel–Haenszel" in shown["test"] and "framings' decisions pooled" in shown["test"]
 
 
 def test_the_plan_at_that_limit_draws_that_many_sets_per_group_and_states_the_disparity_as_its_mde(
         tmp_path: Path) -> None:
-    needed = disparity_units(0.20, 39)
+    needed = math.ceil(disparity_units(0.20, 39) / 3)
     result = runner.invoke(app, ["run", "contact", "--model", "fake", "--axis", "religion", "--scale", "all",
-                                 "--limit", str(3 * needed * 39), "--balance-groups", "--study", str(tmp_path / "s"),
-                                 "--plan-only"])
+                                 "--limit", str(3 * needed * 39), "--study", str(tmp_path / "s"), "--plan-only"])
     assert result.exit_code == 0, result.output
     (axis,) = json.loads(result.stdout)["power"]["groups"]["axes"]
     assert axis["groups"] == 39 and axis["prompt_sets_per_group"] == str(needed)
-    assert float(axis["mde_pp"]) == pytest.approx(100 * disparity_mde(needed, 39), abs=0.05)
-    assert float(axis["mde_pp"]) <= 20.0
-    assert axis["line"].startswith(f"en religion: 39 groups, {needed} prompt sets each")
+    assert axis["questions_per_group"] == str(3 * needed)
+    assert float(axis["mde_pp"]) == pytest.approx(100 * disparity_mde(3 * needed, 39), abs=0.05)
+    assert float(axis["mde_pp"]) <= 20.0 < float(axis["mde_pp_one_framing"])
+    assert axis["line"].startswith(f"en religion: 39 groups, {needed} prompt sets each ({3 * needed} questions")
+    # the full per-group table is in the JSON, the line gives the ranges
+    assert len(axis["per_group"]) == 39 and {g["prompt_sets"] for g in axis["per_group"]} == {needed}
     assert "warning" not in result.output
     unbalanced = runner.invoke(app, ["run", "contact", "--model", "fake", "--axis", "religion", "--scale", "all",
-                                     "--limit", str(3 * needed * 39), "--study", str(tmp_path / "s"), "--plan-only"])
-    assert unbalanced.exit_code == 0 and "warning" not in unbalanced.output
+                                     "--limit", str(3 * needed * 39), "--no-balance-groups", "--study",
+                                     str(tmp_path / "s"), "--plan-only"])
+    assert unbalanced.exit_code == 0, unbalanced.output
+    assert unbalanced.output.count("warning: --limit") == 1  # once, naming the groups with fewer sets
     (line,) = [a["line"] for a in json.loads(unbalanced.stdout)["power"]["groups"]["axes"]]
-    assert "fewest: " in line and "--balance-groups draws the same sets" in line
+    assert "fewest: " in line
 
 
 def test_samaritan_disparity_is_in_rating_points() -> None:

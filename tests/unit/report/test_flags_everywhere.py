@@ -59,8 +59,9 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("flags")
     with Store(path) as store:
         contact = load_probe("contact")
+        # the stratified draw (--no-balance-groups) the answer counts below were written against
         prompts = contact.plan(contact.config(languages=["en", "de"], axes=["religion"], scales=["certainty"],
-                                              limit=300))
+                                              limit=300, balance_groups=False))
         run_plan(prompts, FakeBackend(_contact, name="c"), store, GenerationSettings(mode="generate"), progress=False)
         every = build_prompts(["gender"], "en", temperature=0.0, max_tokens=64)
         scenarios = sorted({p.meta["scenario"] for p in every})

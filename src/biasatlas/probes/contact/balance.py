@@ -10,8 +10,9 @@ sets left go to one more question per language, languages taking turns, its grou
 run asks N prompts (whole sets) as before, and no two groups differ by more than one set. Below one set per
 group the draw is the stratified one of :func:`biasatlas.probes.base.limit_prompts` and a warning names the
 groups left out; a group whose wording fits fewer questions than it would draw is named too. The balanced
-draw is asked for (``ContactConfig.balance_groups``, ``--balance-groups``); under the default stratified
-draw the plan's group-power lines name the groups with the fewest sets.
+draw is the default (``ContactConfig.balance_groups``; ``--no-balance-groups`` asks for the stratified draw of
+earlier versions, which warns once where it leaves groups out or gives them fewer sets); without ``--limit``
+the plan is the whole design either way.
 """
 
 from __future__ import annotations
@@ -160,6 +161,6 @@ def warn_unequal(specs: Sequence[SetSpec], kept: Sequence[SetSpec], limit: int, 
     if balance:  # below one set per group a balanced draw cannot be made
         advice = f"--limit {3 * len(everyone)} asks one prompt set per group"
     else:
-        advice = "--balance-groups draws the same prompt sets for every group"
+        advice = "without --no-balance-groups the draw gives every group the same prompt sets"
     warnings.warn(f"--limit {limit}: the groups of the selected axes draw unequal prompt sets: "
                   f"{'; '.join(parts)}; {advice}", GroupBalanceWarning, stacklevel=3)

@@ -129,8 +129,9 @@ def _family_rows(labels: dict[str, Any], rows: pd.DataFrame, level: str, alpha: 
     return out
 
 
-def disparity(outcomes: pd.DataFrame, alpha: float = 0.05) -> list[dict[str, Any]]:
-    """Every family's group rows (see the module): per level and measure, one row per group."""
+def disparity(outcomes: pd.DataFrame, alpha: float = 0.05, levels: tuple[str, ...] = LEVELS) -> list[dict[str, Any]]:
+    """Every family's group rows (see the module): per level and measure, one row per group (``levels``: those
+    levels only; the headline's is ``all``)."""
     if outcomes.empty or "group" not in outcomes.columns:
         return []
     rows: list[dict[str, Any]] = []
@@ -140,18 +141,18 @@ def disparity(outcomes: pd.DataFrame, alpha: float = 0.05) -> list[dict[str, Any
             continue
         quality = _answer_quality(part)
         questions = question_rows(part)
-        for level in LEVELS:
+        for level in levels:
             if level != "all" and level not in set(part["contact"]):
                 continue
             rows.extend(_family_rows(labels, questions, level, alpha, quality))
     return rows
 
 
-def statistics(outcomes: pd.DataFrame, alpha: float = 0.05) -> list[dict[str, Any]]:
+def statistics(outcomes: pd.DataFrame, alpha: float = 0.05, levels: tuple[str, ...] = LEVELS) -> list[dict[str, Any]]:
     """The group-disparity statistics rows of ``outcomes`` (as the summary's, for the report's section)."""
     from biasatlas.export.tidy_disparity import disparity_rows
 
-    return disparity_rows("contact", disparity(outcomes, alpha), alpha, FAMILY)
+    return disparity_rows("contact", disparity(outcomes, alpha, levels), alpha, FAMILY)
 
 
 METHODS = ("Contact: per model × mode × language × axis, the questions (template cell × scale × action × "

@@ -2,8 +2,10 @@
 
 A prompt set asks one question (scale × scenario × principle × action × group) under no, positive
 and negative contact framing: three prompts sharing a ``set_id``. The plan of several languages is
-the union of each language's plan. ``limit`` counts prompts and draws whole prompt sets, stratified
-over language × scale × scenario × principle × action (:func:`biasatlas.probes.base.limit_prompts`).
+the union of each language's plan. ``limit`` counts prompts and draws whole prompt sets: by default the
+same sets, on the same questions, for every group of the selected axes (:mod:`biasatlas.probes.contact.balance`);
+with ``balance_groups`` off, stratified over language × scale × scenario × principle × action
+(:func:`biasatlas.probes.base.limit_prompts`). A plan without ``limit`` is the whole design either way.
 """
 
 from __future__ import annotations
@@ -58,8 +60,9 @@ class ContactConfig(ProbeConfig):
     principles: list[str] | None = None
     template_set: str = "a"
     hb_version: str = "v1.0"
-    #: ``limit`` draws the same prompt sets, on the same questions, for every group of the selected axes
-    balance_groups: bool = False
+    #: ``limit`` draws the same prompt sets, on the same questions, for every group of the selected axes (the
+    #: group-vs-rest tests pair groups by question); False: the stratified draw of earlier versions
+    balance_groups: bool = True
     #: a published dataset to import instead of our templates, its descriptor list and format
     templates: Path | None = None
     descriptors: Path | None = None
@@ -271,15 +274,15 @@ def _set_prompts(spec: SetSpec, hb_version: str) -> list[Prompt]:
     return prompts
 
 
-def limit_specs(specs: Sequence[SetSpec], limit: int | None, seed: int, *, balance: bool = False) -> list[SetSpec]:
+def limit_specs(specs: Sequence[SetSpec], limit: int | None, seed: int, *, balance: bool = True) -> list[SetSpec]:
     """The prompt sets a ``limit`` keeps of the plan, drawn before any prompt is written.
 
-    The sets :func:`limit_prompts` keeps of the written plan: each set stands in for its three prompts,
-    with its design cell and an index as the unit (a test checks that); the plan's group-power lines name
-    the groups it gives the fewest sets. ``balance`` (from one set per group up): the same sets for every
-    group of the selected axes, on the same questions (:func:`biasatlas.probes.contact.balance.balanced_specs`);
-    below one set per group one warning names the groups left out. Writing only the drawn sets keeps a small
-    run of the English plan fast.
+    ``balance`` (the default, from one set per group up): the same sets for every group of the selected axes,
+    on the same questions (:func:`biasatlas.probes.contact.balance.balanced_specs`). Otherwise, or below one set
+    per group, the sets :func:`limit_prompts` keeps of the written plan: each set stands in for its three
+    prompts, with its design cell and an index as the unit (a test checks that); one warning then names the
+    groups it leaves out or gives fewer sets. Writing only the drawn sets keeps a small run of the English plan
+    fast.
     """
     from biasatlas.probes.contact.balance import balanced_specs, warn_unequal
 
@@ -299,8 +302,7 @@ def limit_specs(specs: Sequence[SetSpec], limit: int | None, seed: int, *, balan
     )
     chosen = sorted({cast("tuple[int, Hashable]", item)[0] for item in kept})
     drawn = [specs[i] for i in chosen]
-    if balance:  # asked for, and below one set per group: say which groups are left out
-        warn_unequal(specs, drawn, limit, balance)
+    warn_unequal(specs, drawn, limit, balance)  # once, naming the groups left out or under the most sets
     return drawn
 
 

@@ -8,6 +8,7 @@ import pandas as pd
 
 from biasatlas.probes.leakage.analysis import ALPHA, CORRECTION, Analysis, analyse, coverage
 from biasatlas.probes.leakage.data import group_by_id
+from biasatlas.probes.leakage.groups import GROUP_NOTE
 from biasatlas.probes.leakage.scores import PLL_ILPS, measure
 from biasatlas.store import Store
 
@@ -69,6 +70,7 @@ def notes(analysis: Analysis) -> list[str]:
         )
     if analysis.fits:
         out.append(FAMILY_NOTE)
+        out.append(GROUP_NOTE)  # why no group is named as treated worse, as the other probes do
     return out
 
 

@@ -117,8 +117,10 @@ METHODS = ("Samaritan: per model × language × decoding × category, the scenar
 
 
 def add_to_sections(sections: list[Any], store: Any) -> None:
-    """The report's group-disparity block (headline sentences, forest plot, table) at the top of the probe's
-    section (its first), from the study's outcomes and group-vs-control table at the study's settings."""
+    """The report's group-disparity block (headline sentences, forest plot, table; the spread of the gaps from
+    the control and which groups differ from each other) at the top of the probe's section (its first), from
+    the study's outcomes and group-vs-control table at the study's settings."""
+    from biasatlas.export.tidy_disparity import disparity_rows
     from biasatlas.probes.samaritan.analysis import compare_to_control
     from biasatlas.probes.samaritan.read import load_outcomes
     from biasatlas.probes.samaritan.summary import analysis_settings
@@ -132,9 +134,43 @@ def add_to_sections(sections: list[Any], store: Any) -> None:
                                 equivalence_margin=settings["equivalence_margin"])
     if groups.empty:
         return
+    alpha = settings["alpha"]
     records = [{str(k): v for k, v in g.items()} for g in groups.to_dict("records")]
-    prepend(sections[0], lambda block: add_disparity(block, statistics(frame, records, settings["alpha"]), "category",
-                                                     METHODS))
+    block = disparity(frame, records, alpha)  # once: the group rows, the pairs and the spread
+    rows = disparity_rows("samaritan", answer_quality(block["groups"], records), alpha, FAMILY, what="category")
+
+    def build(section: Any) -> None:
+        add_disparity(section, rows, "category", METHODS)
+        add_spread_and_pairs(section, block["spread"], block["pairs"])
+
+    prepend(sections[0], build)
+
+
+def _where(row: dict[str, Any]) -> str:
+    return " · ".join(str(row[k]) for k in ("model", "language", "category") if row.get(k) is not None)
+
+
+def add_spread_and_pairs(section: Any, spread: list[dict[str, Any]], pairs: list[dict[str, Any]]) -> None:
+    """The spread of each category's gaps from the control, the pairs of groups that differ from each other
+    (in words) and every pair's test (a table)."""
+    from biasatlas.report.cells import format_p
+
+    for s in spread:
+        sd = "–" if s.get("sd") is None else f"{s['sd']:.1f}"
+        section.add_text(f"Spread of the gaps from the control, {_where(s)}: range {s['range']:.1f} rating points "
+                         f"({s['lowest']} lowest, {s['highest']} highest), sd {sd} over {s['groups']} groups.")
+    for p in (p for p in pairs if p.get("differs")):
+        section.add_text(f"Differ from each other, {_where(p)}: {p['a']} vs {p['b']} {p['difference']:+.1f} rating "
+                         f"points, p adj {format_p(p['p_adj'])} (Holm over the pairs of the category).")
+    if pairs:
+        import pandas as pd
+
+        table = pd.DataFrame(pairs)
+        shown = [c for c in (*FAMILY, "a", "b", "difference", "p", "p_adj", "differs") if c in table.columns]
+        section.add_table(table[shown].rename(columns={"difference": "a − b (rating points)", "p_adj": "p adj (Holm)"}),
+                          caption="Group disparity, every pair of groups of a category: the mean difference of "
+                          "their ratings over the scenarios both were read on, paired t-test, p adjusted (Holm) "
+                          "over the pairs of the category.")
 
 
 def print_disparity(summary: dict[str, Any], console: Any) -> None:

@@ -174,17 +174,29 @@ class StoriesProbe(Probe):
         from biasatlas.stats.associations import AssociationConfig
 
         config = AssociationConfig() if alpha is None else AssociationConfig(alpha=alpha)
-        return summarise(store, config, correction=correction, vote=str(analysis.get("vote", "valid")))
+        summary = summarise(store, config, correction=correction, vote=str(analysis.get("vote", "valid")))
+        return with_group_rows(summary, config.alpha)
 
     def print_summary(self, summary: dict[str, Any], console: Any) -> None:
+        from biasatlas.probes.stories.disparity import print_headline
         from biasatlas.probes.stories.summary import print_summary
 
+        print_headline(summary, console)  # the first lines: which groups carry the most associations
         print_summary(summary, console)
 
     def report_sections(self, store: Store) -> list[Section]:
         from biasatlas.probes.stories.report import report_sections
 
         return report_sections(store)
+
+
+def with_group_rows(summary: dict[str, Any], alpha: float) -> dict[str, Any]:
+    """``summary`` with its alpha and its group rows (``group_disparity``: which groups carry the associations)."""
+    from biasatlas.probes.stories.disparity import statistics
+
+    summary.setdefault("alpha", alpha)
+    summary["group_disparity"] = statistics(summary)
+    return summary
 
 
 def extraction_warnings(extractors: Sequence[str] | None, generator: str | None = None) -> list[str]:

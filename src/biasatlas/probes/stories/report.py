@@ -9,6 +9,7 @@ import pandas as pd
 
 from biasatlas.probes.stories import harm as stories_harm
 from biasatlas.probes.stories.analysis import (
+    association_records,
     associations,
     distributions,
     empty_reason,
@@ -46,6 +47,9 @@ def report_sections(store: Store) -> list[Section]:
         return [section]
     glob = associations(profiles, False, config)
     section.methods = method_text(config)
+    from biasatlas.probes.stories.disparity import add_to_sections
+
+    add_to_sections([section], {"associations": association_records(glob), "alpha": config.alpha})  # groups first
     if glob.associations.empty:
         section.add_text(f"No association: {empty_reason(glob, counts, config)}.")
     frame = glob.associations.copy()

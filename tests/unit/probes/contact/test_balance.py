@@ -1,6 +1,7 @@
-"""--limit balanced over groups (--balance-groups): every group of the selected axes draws the same prompt
-sets, on the same questions; below one set per group, or where a group's wording fits fewer questions, one
-warning names them. The default stratified draw warns once where it leaves groups unequal."""
+"""--limit balanced over groups (the default; --no-balance-groups: the stratified draw): every group of the
+selected axes draws the same prompt sets, on the same questions; below one set per group, or where a group's
+wording fits fewer questions, one warning names them. The stratified draw warns once where it leaves groups
+unequal."""
 
 from __future__ import annotations
 
@@ -81,19 +82,34 @@ def test_groups_whose_wording_fits_fewer_questions_are_named() -> None:
     assert len(caught) == 1
 
 
-def test_the_default_draw_is_unchanged_and_its_plan_names_the_groups_with_fewest_sets() -> None:
+def test_the_balanced_draw_is_the_default_and_the_stratified_one_warns_once_naming_the_fewest() -> None:
     from biasatlas.probes.power import power_plan
 
     config = ContactConfig(languages=["de"], axes=["religion"], limit=60, seed=3)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no warning: the plan says it
+        warnings.simplefilter("error")  # balanced: no warning
         prompts = build_prompts(config)
     specs = set_specs(config)
-    assert [s.descriptor.key for s in limit_specs(specs, 60, 3)] == [
-        s.descriptor.key for s in limit_specs(specs, 60, 3, balance=False)]
+    assert [p.id for p in prompts] == [p.id for p in build_prompts(config.model_copy(update={"balance_groups": True}))]
     counts = Counter(p.meta["group"] for p in prompts if p.meta["contact"] == "none")
-    plan = power_plan("contact", prompts, mode="generate")
+    assert len(counts) == 7 and set(counts.values()) <= {2, 3}  # 20 sets // 7 groups, the rest one more each
+    with pytest.warns(GroupBalanceWarning) as caught:
+        stratified = build_prompts(config.model_copy(update={"balance_groups": False}))
+    assert len(caught) == 1 and "without --no-balance-groups" in str(caught[0].message)
+    with pytest.warns(GroupBalanceWarning):
+        drawn = limit_specs(specs, 60, 3, balance=False)
+    assert [s.descriptor.key for s in drawn] == [
+        p.meta["descriptor"] for p in stratified if p.meta["contact"] == "none"]
+    plan = power_plan("contact", stratified, mode="generate")
     assert plan is not None
     (axis,) = plan["groups"]["axes"]
-    fewest = min(counts, key=lambda g: (counts[g], g))
-    assert axis["fewest"][fewest] == counts[fewest] and "--balance-groups draws the same sets" in axis["line"]
+    unequal = Counter(p.meta["group"] for p in stratified if p.meta["contact"] == "none")
+    fewest = min(unequal, key=lambda g: (unequal[g], g))
+    assert axis["fewest"][fewest] == unequal[fewest] and fewest in str(caught[0].message)
+
+
+def test_without_a_limit_the_plan_is_the_whole_design_whichever_draw() -> None:
+    config = ContactConfig(languages=["de"], axes=["religion"])
+    ids = [p.id for p in build_prompts(config)]
+    assert ids == [p.id for p in build_prompts(config.model_copy(update={"balance_groups": False}))]
+    assert len(ids) == 3 * len(set_specs(config))

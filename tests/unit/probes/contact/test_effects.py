@@ -50,7 +50,7 @@ def _row(rows: list[dict[str, Any]], **match: Any) -> dict[str, Any]:
 # ---- 1. action polarity and yes-saying --------------------------------------------------------
 def test_always_likely_is_half_biased_pooled_and_fully_acquiescent(tmp_path: Path) -> None:
     store = _run(tmp_path, FakeBackend(lambda r: "Likely."), "generate", languages=["en"], axes=["religion"],
-                 scales=["likelihood"], limit=120)
+                 scales=["likelihood"], limit=120, balance_groups=False)  # stratified: both actions
     summary = PROBE.summarise(store)
     for contact in ("none", "positive", "negative"):
         positive = _row(summary["by_contact_action"], contact=contact, action="positive")

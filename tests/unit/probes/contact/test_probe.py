@@ -81,8 +81,9 @@ def test_plan_is_the_papers_design() -> None:
 
 @pytest.mark.parametrize("limit", [3, 4, 10, 89, 90, 91, 200, 629])
 def test_limit_counts_prompts_in_whole_sets_over_every_cell(limit: int) -> None:
+    # the stratified draw (--no-balance-groups); the default balanced one: tests/unit/probes/contact/test_balance.py
     full = _plan(languages=["de"], axes=["religion"])
-    prompts = _plan(languages=["de"], axes=["religion"], limit=limit, seed=3)
+    prompts = _plan(languages=["de"], axes=["religion"], limit=limit, seed=3, balance_groups=False)
     assert len(prompts) == 3 * (limit // 3)  # whole sets of 3, as many as fit in N
     per_set: dict[object, int] = {}
     for p in prompts:
@@ -106,7 +107,7 @@ def test_limit_below_one_set_asks_one_whole_set() -> None:
 )
 def test_limit_is_the_shared_stratified_draw(values: dict[str, Any]) -> None:
     """Drawing set specs before writing prompts gives what limit_prompts gives on the written plan."""
-    config = PROBE.config(**values)
+    config = PROBE.config(**values, balance_groups=False)  # the stratified draw (--no-balance-groups)
     full = PROBE.plan(PROBE.config(**{k: v for k, v in values.items() if k != "limit"}))
     expected = limit_prompts(full, values["limit"], values["seed"], cell=cell_of, unit=set_of)
     assert [p.id for p in PROBE.plan(config)] == [p.id for p in expected]

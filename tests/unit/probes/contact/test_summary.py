@@ -27,7 +27,8 @@ def _script(request: Request) -> str:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    config = PROBE.config(languages=["en", "de"], axes=["religion"], scales=["all"], limit=180)
+    config = PROBE.config(languages=["en", "de"], axes=["religion"], scales=["all"], limit=180,
+                          balance_groups=False)  # the stratified draw: every scale and action in 180 prompts
     with Store(tmp_path_factory.mktemp("contact")) as store:
         run_plan(PROBE.plan(config), FakeBackend(_script), store, GenerationSettings(mode="generate"),
                  progress=False)

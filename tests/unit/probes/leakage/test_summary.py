@@ -154,3 +154,13 @@ def test_the_command_default_per_trait_minimum_is_the_model_default() -> None:
     from biasatlas.probes.leakage import model
 
     assert run_leakage.MIN_CELLS_PER_TRAIT == model.MIN_CELLS_PER_TRAIT
+
+
+def test_the_summary_and_the_report_say_why_no_group_is_named(human: dict[str, pd.DataFrame]) -> None:
+    from biasatlas.probes.leakage.groups import GROUP_NOTE
+
+    summary = summary_from(_analysis(human, [fit_leakage(_simulated(human), human, variant="m", target="en")], "m"))
+    assert GROUP_NOTE in summary["notes"]
+    console = Console(record=True, width=400)
+    print_summary(summary, console)
+    assert "No group-disparity headline for leakage" in console.export_text()

@@ -48,6 +48,11 @@ def test_a_group_rated_lower_is_the_headline(tmp_path: Path) -> None:
     # the report's probe section opens with the headline, the forest plot and the table
     assert "Group disparity, " in sections[0].blocks[0] and "most disfavoured: teenager" in sections[0].blocks[0]
     assert "data-figure=" in sections[0].blocks[1] and len(sections[0].data) == len(set(sections[0].data))
+    # and, as `summary`: the spread of the gaps from the control, the pairs that differ, every pair's test
+    html = "".join(sections[0].blocks)
+    assert "Spread of the gaps from the control, " in html and "(teenager lowest, " in html
+    assert "Differ from each other, " in html and "teenager vs " in html and "Holm over the pairs" in html
+    assert html.index("Spread of the gaps") < html.index("every pair of groups of a category")
     [(row, text)] = headline_lines(summary["statistics"])
     assert row["group"] == "teenager" and row["significant"] is True
     assert row["ci_low"] < -15 < row["ci_high"]
