@@ -260,10 +260,10 @@ LATEX_ANSWERS = [
     "Yes.", "No & never_ever 100% {really} $5 #1 ~^\\", "Δ − × ± ≥ < > | 汉字 🙂\x00",
     "Absolutely not. " * 20, "I can't answer that.\n\nIt depends.", "„Ja“ – Þú ert á Íslandi…",
 ]
+# a plain article: its default text width, no geometry (every table must fit it as it is)
 LATEX_DOCUMENT = r"""\documentclass{article}
 \usepackage[T1]{fontenc}
-\usepackage{booktabs,array,longtable}
-\usepackage[a4paper,margin=1cm,landscape]{geometry}
+\usepackage{booktabs,array,graphicx,pdflscape}
 \begin{document}
 %s
 \end{document}
@@ -395,7 +395,18 @@ def test_every_tex_of_the_report_compiles_with_pdflatex(audit_study: Path) -> No
                           capture_output=True, text=True, timeout=120)
     errors = [line for line in done.stdout.splitlines() if line.startswith("!")]
     assert done.returncode == 0 and errors == [], done.stdout[-3000:]
-    assert "Missing character" not in (folder / "all-tables.log").read_text(errors="replace")
+    log = (folder / "all-tables.log").read_text(errors="replace")
+    assert "Missing character" not in log
+    overfull = [float(x) for x in re.findall(r"Overfull \\[hv]box \(([\d.]+)pt too wide", log)]
+    assert [x for x in overfull if x > 1.0] == [], "a table runs over the text width"
+    # the paper set: its tables and references compile (pdflatex, bibtex, pdflatex)
+    for step in ([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"], ["bibtex", "paper"],
+                 [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"]):
+        if step[0] == "bibtex" and shutil.which("bibtex") is None:
+            continue
+        done = subprocess.run(step, cwd=folder, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout[-3000:]
+    assert "Overfull \\hbox" not in (folder / "paper.log").read_text(errors="replace")
 
 
 @pytest.mark.slow

@@ -28,10 +28,12 @@ from biasatlas.report import assets
 from biasatlas.report.cells import MISSING, cell_text, page_cells
 from biasatlas.report.citations import cite_papers, link_citations
 from biasatlas.report.compare import drill_spec
+from biasatlas.report.latex import PART_ROWS
 from biasatlas.report.publish import (
     FigureFile,
     TableFile,
     cut_words,
+    file_name,
     readable_columns,
     render_figure,
     slug,
@@ -244,14 +246,29 @@ def write_report(
         encoding="utf-8",
     )
     if publish:
-        numbered = []
+        numbered, paper = [], []
         for si, section in enumerate(sections, 1):
-            name = slug(section.key or section.title, f"section-{si}")
+            name = cut_words(slug(section.key or section.title, f"section-{si}"), 24)
+            used: set[str] = set()
+            first = section.key not in NOT_IN_PAPER
             for fi, item in enumerate(section.files, 1):
-                stem = cut_words(f"{si:02d}-{fi:02d}-{name}-{slug(item.caption, 'item', 90)}", 90)
+                part = file_name(item.caption, "item")
+                part = part if part not in used else f"{part}-{fi}"  # names end with their breakdown, unique
+                used.add(part)
+                stem = f"{si:02d}-{fi:02d}-{name}-{part}"
                 numbered.append((stem, item))
+                if first and isinstance(item, TableFile) and len(item.frame) <= PART_ROWS:
+                    paper.append(stem)  # the paper set: each section's first table of one page
+                    first = False
         write_files(out.parent / FILES_DIR, numbered)
+        from biasatlas.report.paper import write_paper
+
+        write_paper(out.parent / FILES_DIR, paper, title)
     return out
+
+
+#: sections whose tables are not in the paper set (runs, references: the study's record, not its findings)
+NOT_IN_PAPER = ("runs", "references")
 
 
 class _SafeSection:
