@@ -12,6 +12,7 @@ from biasatlas.report.flags import answer_notes, row_notes
 from biasatlas.report.html import Section, escape
 from biasatlas.report.plots import UNTESTED_MARKER
 from biasatlas.report.publish import readable_columns
+from biasatlas.report.table_data import display_text, short_models
 
 METHODS = (
     "One cell per model and language of each probe. The headline is an effect against the probe's own "
@@ -245,7 +246,9 @@ def _forest(table: pd.DataFrame) -> Any:
     fig = make_subplots(rows=len(probes), cols=1, subplot_titles=probes, vertical_spacing=0.12)
     for i, probe in enumerate(probes, 1):
         part = table[table["probe"] == probe]
-        labels = part["model"].astype(str) + " · " + part["language"].astype(str)
+        names = short_models([str(m) for m in part["model"].unique()])
+        labels = part["model"].astype(str).map(lambda m, k=names: display_text(m, k)) + " · " + part[
+            "language"].astype(str)
         unit = {"percentage points": " points", "rating points": " rating points"}.get(
             _forest_unit(str(part["measure"].iloc[0])), "")
         notes = part["flag_notes"] if "flag_notes" in part.columns else part["flags"]
