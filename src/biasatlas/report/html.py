@@ -146,6 +146,9 @@ def table_html(frame: pd.DataFrame, caption: str = "", *, drill: str = "",
     With ``drill`` (a probe's answers key) the table carries what a click on a cell filters by.
     """
     frame = frame.rename(columns=lambda c: clean(str(c)))
+    frame, constant = _constant_sentences(frame)
+    if constant:  # one long sentence on every row is said once, under the caption (rows stay one line high)
+        caption = (caption + " " if caption else "") + constant
     # every cell is our text (see report/cells.py); a line break travels as a private-use character that
     # becomes <br> after pandas escaped the cell (pandas would write a line break as the two characters \n)
     shown = page_cells(frame).map(lambda v: clean(v.replace(_BREAK, "")).replace("\t", " ").replace("\n", _BREAK))
@@ -156,6 +159,25 @@ def table_html(frame: pd.DataFrame, caption: str = "", *, drill: str = "",
         spec = escape(json.dumps({"probe": drill, **drill_spec(frame, drill_models)}, ensure_ascii=False))
         return f"<div class='table' data-drill='{spec}'>{cap}{body}</div>"
     return f"<div class='table'>{cap}{body}</div>"
+
+
+#: a text column whose one value is longer than this is said once for the table, not on every row
+LONG_CONSTANT = 60
+
+
+def _constant_sentences(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """``frame`` without its columns of one long text value (two rows or more), and a sentence naming them."""
+    if len(frame) < 2 or isinstance(frame.columns, pd.MultiIndex):
+        return frame, ""
+    said, drop = [], []
+    for column in frame.columns:
+        values = {v for v in frame[column].tolist() if isinstance(v, str)}
+        if len(values) == 1 and frame[column].notna().all() and len(next(iter(values))) > LONG_CONSTANT:
+            said.append(f"{column} (every row): {values.pop()}")
+            drop.append(column)
+    if not drop:
+        return frame, ""
+    return frame.drop(columns=drop), " ".join(s if s.endswith(".") else s + "." for s in said)
 
 
 #: stands for a line break inside a cell while pandas writes the table (see table_html)
