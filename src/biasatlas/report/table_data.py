@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 #: the suffixes of the columns an estimate column is split into (the estimate keeps the column's name)
-SPLIT = (" ci_low", " ci_high", " n")
+SPLIT = (" · 95% CI low", " · 95% CI high", " · n")
 
 _NUM = r"[+−-]?\d+(?:\.\d+)?"
 _ESTIMATE = re.compile(rf"^({_NUM})(?: \[({_NUM}), ({_NUM})\])?(?: \((\d+)(?:/(\d+))?\))?$")

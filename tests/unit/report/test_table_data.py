@@ -21,11 +21,13 @@ def test_estimate_cells_parse_into_their_numbers() -> None:
 def test_split_estimates_gives_numeric_columns_named_for_the_breakdown() -> None:
     frame = pd.DataFrame({"Group": ["a", "b"], "Biased %": ["12.3 [4.5, 20.1] (40)", "–"]})
     out = split_estimates(frame)
-    assert list(out.columns) == ["Group", "Biased %", "Biased % ci_low", "Biased % ci_high", "Biased % n"]
-    assert out["Biased %"].dtype.kind == "f" and out["Biased % ci_high"].iloc[0] == 20.1
-    assert math.isnan(out["Biased %"].iloc[1]) and pd.isna(out["Biased % n"].iloc[1])
+    assert list(out.columns) == ["Group", "Biased %", "Biased % · 95% CI low", "Biased % · 95% CI high",
+                                 "Biased % · n"]
+    assert out["Biased %"].dtype.kind == "f" and out["Biased % · 95% CI high"].iloc[0] == 20.1
+    assert math.isnan(out["Biased %"].iloc[1]) and pd.isna(out["Biased % · n"].iloc[1])
     two = pd.DataFrame([["de", "1.0 [0.0, 2.0]"]], columns=pd.MultiIndex.from_tuples([("", "Lang"), ("m", "x")]))
-    assert list(split_estimates(two).columns) == [("", "Lang"), ("m", "x"), ("m", "x ci_low"), ("m", "x ci_high")]
+    assert list(split_estimates(two).columns) == [("", "Lang"), ("m", "x"), ("m", "x · 95% CI low"),
+                                                  ("m", "x · 95% CI high")]
 
 
 def test_model_ids_get_short_names_unless_two_share_one() -> None:
