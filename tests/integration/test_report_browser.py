@@ -6,6 +6,7 @@ playwright with its executable_path; no browser is downloaded. In CI the browser
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -165,6 +166,7 @@ def test_study_report_overview_filter_and_drill_down(tmp_path: Path, browser: An
     assert {langs.nth(i).inner_text() for i in range(langs.count())} == {"de"}
     p.locator("#answers-contact").screenshot(path=str(_shots(tmp_path) / "report-contact-answers.png"))
     _side_by_side(p, tmp_path)
+    _group_row(p)
     p.close()
     assert page.errors == [] and page.remote() == []
     files = {f.suffix for f in (tmp_path / "study" / "report_files").iterdir()}
@@ -208,6 +210,20 @@ def _side_by_side(p: Any, tmp_path: Path) -> None:
     assert set(_column(p, "#answers-contact", "Model")) == {"fake:beta"}
     assert set(_column(p, "#answers-contact", "Language")) == {language}
     assert set(_column(p, "#answers-contact", "Contact")) == {contact}
+
+
+def _group_row(p: Any) -> None:
+    """A click on a row of "By group" narrows the answers to that group; a prompt set's framings sit together."""
+    table = p.locator("div.table[data-drill]").filter(has_text="by group").first
+    heads = [t.strip() for t in table.locator("thead tr").last.locator("th").all_inner_texts()]
+    row = table.locator("tbody tr").first.locator("td")
+    group = row.nth(heads.index("Group")).inner_text()
+    row.nth(heads.index("Group")).click()
+    p.wait_for_timeout(300)
+    assert set(_column(p, "#answers-contact", "Group")) == {group}
+    sets = _column(p, "#answers-contact", "Prompt set")
+    runs = [name for name, _ in itertools.groupby(sets)]
+    assert sets and len(runs) == len(set(runs))  # each prompt set's rows (its framings) one after the other
 
 
 def _shots(tmp_path: Path) -> Path:
