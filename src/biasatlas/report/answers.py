@@ -47,9 +47,9 @@ def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column
         out["language"] = outcomes["language"].astype(str)
     # the group and the prompt set: a click on a group's row narrows the answers to it (the "Group" column),
     # and one prompt set's framings sit side by side (rows ordered by set, then framing)
-    for column in ("group", *factors):
-        if column in outcomes.columns and column not in out.columns:
-            out[column] = outcomes[column].map(cell_text)
+    for name in ("group", *factors):
+        if name in outcomes.columns and name not in out.columns:
+            out[name] = outcomes[name].map(cell_text)
     if "set_id" in outcomes.columns:
         out["prompt set"] = outcomes["set_id"].map(cell_text)
     if "sample_index" in outcomes.columns and outcomes["sample_index"].nunique() > 1:
