@@ -25,6 +25,8 @@ LONG_ROWS = PART_ROWS
 PREAMBLE = ("% needs \\usepackage[T1]{fontenc}, booktabs, array, graphicx and pdflscape; numeric columns hold "
             "plain numbers (siunitx's S column takes them)\n")
 
+#: the most columns a table may have with its estimates split into numeric columns
+SPLIT_COLUMNS = 14
 #: the text width of a plain article (10 pt, letter or A4) in pt, for the layout estimate
 TEXT_WIDTH_PT = 345.0
 #: an estimate of one character's width at \\small, and of a column's padding (2 \\tabcolsep), in pt
@@ -154,7 +156,10 @@ def latex_table(frame: pd.DataFrame, caption: str, label: str) -> str:
     from biasatlas.report.cells import is_p_column
     from biasatlas.report.table_data import constant_columns, short_models, split_estimates
 
-    frame, constants = constant_columns(split_estimates(frame))
+    split = split_estimates(frame)
+    # numbers in their own columns where the table stays readable; a wide side-by-side table keeps one
+    # "estimate [low, high] (n)" cell each (its CSV copy has the numeric columns)
+    frame, constants = constant_columns(split if split.shape[1] <= SPLIT_COLUMNS else frame)
     columns = list(frame.columns)
     two_level = isinstance(frame.columns, pd.MultiIndex)
     raw = [str(c[-1]) if two_level else str(c) for c in columns]
