@@ -51,7 +51,7 @@ def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column
         if name in outcomes.columns and name not in out.columns:
             out[name] = outcomes[name].map(cell_text)
     if "set_id" in outcomes.columns:
-        out["prompt set"] = outcomes["set_id"].map(cell_text)
+        out["prompt_set"] = outcomes["set_id"].map(cell_text)
     if "sample_index" in outcomes.columns and outcomes["sample_index"].nunique() > 1:
         out["sample"] = outcomes["sample_index"]
     if "messages_json" in outcomes.columns:
@@ -85,9 +85,9 @@ def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column
     first = [c for c in ("model", "language", "prompt", "answer", "P(option)", "parsed", "decision", "reason")
              if c in out.columns]
     out = out[first + [c for c in out.columns if c not in first]]
-    if "prompt set" in out.columns:  # a prompt set's framings one under the other: none, positive, negative
+    if "prompt_set" in out.columns:  # a prompt set's framings one under the other: none, positive, negative
         framing = out["contact"].map(FRAMING_ORDER).fillna(9) if "contact" in out.columns else 0
-        keys = [c for c in ("model", "language", "prompt set") if c in out.columns]
+        keys = [c for c in ("model", "language", "prompt_set") if c in out.columns]
         out = out.assign(_framing=framing).sort_values([*keys, "_framing"], kind="stable").drop(columns="_framing")
     return out.reset_index(drop=True)
 

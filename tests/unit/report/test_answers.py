@@ -70,7 +70,7 @@ def test_the_answers_carry_group_and_prompt_set_with_a_sets_framings_together() 
         "set_id": ["s1", "s2"] * 3, "contact": ["negative", "negative", "none", "none", "positive", "positive"],
         "text": ["a", "b", "c", "d", "e", "f"], "answer": ["yes"] * 6})
     frame = answers_frame(outcomes, ("contact",), "answer")
-    assert {"group", "prompt set"} <= set(frame.columns)
-    assert frame["prompt set"].tolist() == ["s1", "s1", "s1", "s2", "s2", "s2"]
+    assert {"group", "prompt_set"} <= set(frame.columns)
+    assert frame["prompt_set"].tolist() == ["s1", "s1", "s1", "s2", "s2", "s2"]
     assert frame["contact"].tolist()[:3] == ["none", "positive", "negative"]
-    assert frame[frame["prompt set"] == "s1"]["group"].unique().tolist() == ["Jews"]
+    assert frame[frame["prompt_set"] == "s1"]["group"].unique().tolist() == ["Jews"]
