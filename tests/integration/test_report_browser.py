@@ -170,7 +170,7 @@ def test_study_report_overview_filter_and_drill_down(tmp_path: Path, browser: An
     p.close()
     assert page.errors == [] and page.remote() == []
     files = {f.suffix for f in (tmp_path / "study" / "report_files").iterdir()}
-    assert files == {".csv", ".tex", ".svg", ".pdf"}
+    assert files == {".csv", ".tex", ".svg", ".pdf", ".bib"}  # references.bib of the paper set
 
 
 def _column(p: Any, box: str, name: str) -> list[str]:
