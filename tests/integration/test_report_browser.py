@@ -6,6 +6,7 @@ playwright with its executable_path; no browser is downloaded. In CI the browser
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -165,10 +166,11 @@ def test_study_report_overview_filter_and_drill_down(tmp_path: Path, browser: An
     assert {langs.nth(i).inner_text() for i in range(langs.count())} == {"de"}
     p.locator("#answers-contact").screenshot(path=str(_shots(tmp_path) / "report-contact-answers.png"))
     _side_by_side(p, tmp_path)
+    _group_row(p)
     p.close()
     assert page.errors == [] and page.remote() == []
     files = {f.suffix for f in (tmp_path / "study" / "report_files").iterdir()}
-    assert files == {".csv", ".tex", ".svg", ".pdf"}
+    assert files == {".csv", ".tex", ".svg", ".pdf", ".bib"}  # references.bib of the paper set
 
 
 def _column(p: Any, box: str, name: str) -> list[str]:
@@ -208,6 +210,20 @@ def _side_by_side(p: Any, tmp_path: Path) -> None:
     assert set(_column(p, "#answers-contact", "Model")) == {"fake:beta"}
     assert set(_column(p, "#answers-contact", "Language")) == {language}
     assert set(_column(p, "#answers-contact", "Contact")) == {contact}
+
+
+def _group_row(p: Any) -> None:
+    """A click on a row of "By group" narrows the answers to that group; a prompt set's framings sit together."""
+    table = p.locator("div.table[data-drill]").filter(has_text="by group").first
+    heads = [t.strip() for t in table.locator("thead tr").last.locator("th").all_inner_texts()]
+    row = table.locator("tbody tr").first.locator("td")
+    group = row.nth(heads.index("Group")).inner_text()
+    row.nth(heads.index("Group")).click()
+    p.wait_for_timeout(300)
+    assert set(_column(p, "#answers-contact", "Group")) == {group}
+    sets = _column(p, "#answers-contact", "Prompt set")
+    runs = [name for name, _ in itertools.groupby(sets)]
+    assert sets and len(runs) == len(set(runs))  # each prompt set's rows (its framings) one after the other
 
 
 def _shots(tmp_path: Path) -> Path:
@@ -260,10 +276,10 @@ LATEX_ANSWERS = [
     "Yes.", "No & never_ever 100% {really} $5 #1 ~^\\", "Δ − × ± ≥ < > | 汉字 🙂\x00",
     "Absolutely not. " * 20, "I can't answer that.\n\nIt depends.", "„Ja“ – Þú ert á Íslandi…",
 ]
+# a plain article: its default text width, no geometry (every table must fit it as it is)
 LATEX_DOCUMENT = r"""\documentclass{article}
 \usepackage[T1]{fontenc}
-\usepackage{booktabs,array,longtable}
-\usepackage[a4paper,margin=1cm,landscape]{geometry}
+\usepackage{booktabs,array,graphicx,pdflscape}
 \begin{document}
 %s
 \end{document}
@@ -395,7 +411,18 @@ def test_every_tex_of_the_report_compiles_with_pdflatex(audit_study: Path) -> No
                           capture_output=True, text=True, timeout=120)
     errors = [line for line in done.stdout.splitlines() if line.startswith("!")]
     assert done.returncode == 0 and errors == [], done.stdout[-3000:]
-    assert "Missing character" not in (folder / "all-tables.log").read_text(errors="replace")
+    log = (folder / "all-tables.log").read_text(errors="replace")
+    assert "Missing character" not in log
+    overfull = [float(x) for x in re.findall(r"Overfull \\[hv]box \(([\d.]+)pt too wide", log)]
+    assert [x for x in overfull if x > 1.0] == [], "a table runs over the text width"
+    # the paper set: its tables and references compile (pdflatex, bibtex, pdflatex)
+    for step in ([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"], ["bibtex", "paper"],
+                 [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"]):
+        if step[0] == "bibtex" and shutil.which("bibtex") is None:
+            continue
+        done = subprocess.run(step, cwd=folder, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout[-3000:]
+    assert "Overfull \\hbox" not in (folder / "paper.log").read_text(errors="replace")
 
 
 @pytest.mark.slow

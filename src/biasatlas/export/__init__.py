@@ -18,8 +18,10 @@ __all__ = ["FORMATS", "ExportError", "ExportResult", "export_study"]
 
 #: the statistics columns' types: fixed, so the tables of every probe have one schema
 _STAT_FLOATS = ("estimate", "ci_low", "ci_high", "ci_level", "statistic", "effect_size", "p", "p_adj", "alpha",
-                "sd_diff", "equivalence_margin")
-_STAT_INTS = ("n", "min_units", "discordant_b", "discordant_c", "max_tokens")
+                "sd_diff", "equivalence_margin", "mde")
+_STAT_INTS = ("n", "min_units", "discordant_b", "discordant_c", "max_tokens", "n_groups")
+#: run settings that are one number where every run behind a row shares it (several: run_settings says them)
+_STAT_SETTINGS: dict[str, Any] = {"seed": "Int64", "samples": "Int64", "temperature": "float64"}
 
 
 class ExportError(ValueError):
@@ -117,8 +119,14 @@ def _statistics_frame(rows: list[dict[str, Any]]) -> Any:
     from biasatlas.export.columns import STATISTICS
 
     frame = pd.DataFrame(rows, columns=list(STATISTICS))
+    several = {c: frame[c].map(lambda v: isinstance(v, str) and ";" in v) for c in _STAT_SETTINGS}
+    frame["run_settings"] = [
+        "; ".join(f"{c} {frame.at[i, c]!s}" for c in _STAT_SETTINGS if several[c][i]) or None for i in frame.index]
     for column in frame.columns:
-        if column in _STAT_FLOATS:
+        if column in _STAT_SETTINGS:
+            values = frame[column].where(~several[column], None)
+            frame[column] = pd.to_numeric(values, errors="coerce").astype(_STAT_SETTINGS[column])
+        elif column in _STAT_FLOATS:
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
         elif column in _STAT_INTS:
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")

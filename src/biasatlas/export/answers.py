@@ -64,8 +64,10 @@ def answers_table(study: Study, probe: str) -> pd.DataFrame:
     out["parse_reason"] = _column(frame, reason_col) if reason_col else None
     for column in ("prompt_tokens", "completion_tokens", "latency_s", "finish_reason"):
         out[column] = _column(frame, column)
-    out["option_probs"] = [json.dumps(p, ensure_ascii=False, sort_keys=True) if isinstance(p, dict) else None
-                           for p in _column(frame, "option_probs")]
+    # a map (Parquet: a struct of the options; CSV: a JSON object), never JSON text inside Parquet
+    probs: list[Any] = [{str(k): float(p[k]) for k in sorted(p)} if isinstance(p, dict) else None
+                        for p in _column(frame, "option_probs")]
+    out["option_probs"] = pd.Series(probs, index=out.index, dtype=object)
     out["errors"] = _column(frame, "n_errors")
     out["response_key"] = _column(frame, "key")
     return out

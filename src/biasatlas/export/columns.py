@@ -46,7 +46,8 @@ ANSWER_TAIL: dict[str, str] = {
     "latency_s": "Seconds from sending the request to receiving the answer.",
     "finish_reason": "Why the model stopped, as the backend said (`stop`, `length` = cut at the token limit, ...); "
     "empty when it did not say.",
-    "option_probs": "Choice mode: the normalised probability of each option as a JSON object; empty in generate mode.",
+    "option_probs": "Choice mode: the normalised probability of each option (Parquet: a struct, one field per "
+    "option; CSV: a JSON object); empty in generate mode.",
     "errors": "Failed attempts stored for this request (SQLite `errors`); they are never served as answers.",
     "response_key": "Cache key of the request (SQLite `responses.key`): hash of backend, messages, options, settings "
     "and sample.",
@@ -254,10 +255,14 @@ STATISTICS: dict[str, str] = {
     "mde_note": "How mde was computed (test, alpha, n, assumptions), or why there is none (e.g. decisions that "
     "never move).",
     "equivalence_margin": "TOST: the equivalence margin (± rating points).",
-    "temperature": "Sampling temperature of the runs (samaritan: the row's decoding).",
+    "temperature": "Sampling temperature of the runs (samaritan: the row's decoding); a number, empty where the "
+    "runs differ (see run_settings).",
     "max_tokens": "Samaritan: the answer limit of the row's decoding.",
-    "samples": "Samples per prompt (aggregated per unit before the test, see aggregation).",
-    "seed": "Seed(s) of the runs behind the row, `; `-joined.",
+    "samples": "Samples per prompt, an integer (aggregated per unit before the test, see aggregation; empty where "
+    "the runs differ: see run_settings).",
+    "seed": "Seed of the runs behind the row (an integer; empty where they used several: see run_settings).",
+    "run_settings": "Where the runs behind the row differ in seed, samples or temperature: each one's values, "
+    "`; `-joined (e.g. `seed 0; 1`); empty otherwise.",
     "run_ids": "Run ids (SQLite `runs.run_id`) of the runs behind the row, `; `-joined.",
 }
 
@@ -269,7 +274,8 @@ TYPES: dict[str, str] = {
     "errors": "integer", "latency_s": "float", "finish_reason": "string", "biased": "float", "affirmative": "float",
     "p_unbiased": "float", "p_biased": "float", "ch": "float", "p_unbiased_delta": "float", "p_change": "float",
     "p_a": "float", "p_b": "float", "p_neither": "float", "rephrasing": "integer", "max_tokens": "integer",
-    "temperature": "float", "is_control": "boolean", "refusal": "boolean", "empty": "boolean", "profile": "boolean",
+    "temperature": "float", "option_probs": "map",
+    "is_control": "boolean", "refusal": "boolean", "empty": "boolean", "profile": "boolean",
 }
 #: the type of ``parsed_value`` per probe (string for the others)
 PARSED_TYPES: dict[str, str] = {"samaritan": "float"}

@@ -48,6 +48,8 @@ def plain_types(frame: pd.DataFrame, types: dict[str, str] | None = None) -> pd.
 
 
 def _cast(series: pd.Series, declared: str) -> pd.Series:
+    if declared == "map":  # a mapping stays one (Parquet: a struct); CSV writes it as JSON (to_csv)
+        return series.map(lambda v: dict(v) if isinstance(v, dict) else None).astype(object)
     if declared == "string":
         return series.map(_text).astype("string")
     if declared == "boolean":
@@ -107,6 +109,11 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 def to_csv(frame: pd.DataFrame, path: Path) -> None:
     """``frame`` as a CSV file (UTF-8) that no spreadsheet runs a formula of (:func:`spreadsheet_safe`); lines
     end in CRLF (RFC 4180), so a cell holding a lone carriage return is quoted and keeps its row whole."""
+    frame = frame.copy()
+    for column in frame.columns:  # a mapping (option_probs) as its JSON object
+        if frame[column].dtype == object and frame[column].map(lambda v: isinstance(v, dict)).any():
+            frame[column] = frame[column].map(lambda v: json.dumps(v, ensure_ascii=False) if isinstance(v, dict)
+                                              else v)
     spreadsheet_safe(frame).to_csv(path, index=False, encoding="utf-8", lineterminator="\r\n")
 
 

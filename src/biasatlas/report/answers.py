@@ -45,9 +45,13 @@ def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column
     out["model"] = model_of(outcomes) if model_of is not None else outcomes["model"].astype(str)
     if "language" in outcomes.columns:
         out["language"] = outcomes["language"].astype(str)
-    for factor in factors:
-        if factor in outcomes.columns and factor not in out.columns:
-            out[factor] = outcomes[factor].map(cell_text)
+    # the group and the prompt set: a click on a group's row narrows the answers to it (the "Group" column),
+    # and one prompt set's framings sit side by side (rows ordered by set, then framing)
+    for name in ("group", *factors):
+        if name in outcomes.columns and name not in out.columns:
+            out[name] = outcomes[name].map(cell_text)
+    if "set_id" in outcomes.columns:
+        out["prompt_set"] = outcomes["set_id"].map(cell_text)
     if "sample_index" in outcomes.columns and outcomes["sample_index"].nunique() > 1:
         out["sample"] = outcomes["sample_index"]
     if "messages_json" in outcomes.columns:
@@ -80,4 +84,13 @@ def answers_frame(outcomes: pd.DataFrame, factors: tuple[str, ...], value_column
     # design factors follow, still one filter box each
     first = [c for c in ("model", "language", "prompt", "answer", "P(option)", "parsed", "decision", "reason")
              if c in out.columns]
-    return out[first + [c for c in out.columns if c not in first]].reset_index(drop=True)
+    out = out[first + [c for c in out.columns if c not in first]]
+    if "prompt_set" in out.columns:  # a prompt set's framings one under the other: none, positive, negative
+        framing = out["contact"].map(FRAMING_ORDER).fillna(9) if "contact" in out.columns else 0
+        keys = [c for c in ("model", "language", "prompt_set") if c in out.columns]
+        out = out.assign(_framing=framing).sort_values([*keys, "_framing"], kind="stable").drop(columns="_framing")
+    return out.reset_index(drop=True)
+
+
+#: the order of a prompt set's framings in the answers table
+FRAMING_ORDER = {"none": 0, "positive": 1, "negative": 2}

@@ -53,7 +53,7 @@ def build_report(store: Store, study_dir: Path, out: Path | None = None, *, publ
     overview = overview_section(headlines, validity, titles)
     if overview is not None:
         sections.append(overview)
-    checks = _validity_section(validity, titles)
+    checks = _validity_section(validity, titles, headlines)
     if checks is not None:
         from biasatlas.readers.report import add_to_section  # issue 27: the reading, its agreement and human check
 
@@ -99,7 +99,8 @@ def _answers_section(probe: Probe, store: Store) -> Section | None:
     return section
 
 
-def _validity_section(validity: dict[str, pd.DataFrame], titles: dict[str, str]) -> Section | None:
+def _validity_section(validity: dict[str, pd.DataFrame], titles: dict[str, str],
+                      headlines: dict[str, pd.DataFrame]) -> Section | None:
     from biasatlas.report.checks import validity_section
 
-    return validity_section(validity, titles)
+    return validity_section(validity, titles, headlines)  # the same flags as the overview's cells

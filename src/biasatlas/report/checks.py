@@ -38,9 +38,14 @@ def flags(table: pd.DataFrame) -> list[str]:
             for n, u in zip(table["answers"], table["unreadable_pct"], strict=True)]
 
 
-def validity_table(validity: dict[str, pd.DataFrame], titles: dict[str, str]) -> pd.DataFrame:
-    """All probes' validity rows in one frame: probe, model, language, flag, then the counts and shares."""
-    frames = [t.assign(probe=titles.get(p, p), flag=flags(t)) for p, t in validity.items() if not t.empty]
+def validity_table(validity: dict[str, pd.DataFrame], titles: dict[str, str],
+                   headlines: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """All probes' validity rows in one frame: probe, model, language, flag, then the counts and shares.
+
+    With ``headlines`` (the overview's) a row's flag names every ⚑ its overview cell shows (report.flags).
+    """
+    frames = [t.assign(probe=titles.get(p, p), flag=_flags(t, None if headlines is None else headlines.get(p)))
+              for p, t in validity.items() if not t.empty]
     if not frames:
         return pd.DataFrame()
     table = pd.concat(frames, ignore_index=True).drop(columns=["flags"], errors="ignore")
@@ -48,9 +53,18 @@ def validity_table(validity: dict[str, pd.DataFrame], titles: dict[str, str]) ->
     return readable_columns(table[first + [c for c in table.columns if c not in first]])
 
 
-def validity_section(validity: dict[str, pd.DataFrame], titles: dict[str, str]) -> Section | None:
+def _flags(table: pd.DataFrame, headlines: pd.DataFrame | None) -> list[str]:
+    if headlines is None:
+        return flags(table)
+    from biasatlas.report.flags import validity_notes
+
+    return ["; ".join(notes) for notes in validity_notes(table, headlines)]
+
+
+def validity_section(validity: dict[str, pd.DataFrame], titles: dict[str, str],
+                     headlines: dict[str, pd.DataFrame] | None = None) -> Section | None:
     """The section: one sentence on the flagged cells, then the table (no line repeated per cell)."""
-    table = validity_table(validity, titles)
+    table = validity_table(validity, titles, headlines)
     if table.empty:
         return None
     section = Section(title="Validity of the answers", key="validity", methods=METHODS)

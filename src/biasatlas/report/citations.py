@@ -20,6 +20,18 @@ class Reference:
     year: str
     text: str
     number: str = ""  # the paper's number in shared/papers/, where biasatlas implements it
+    bibtex: tuple[tuple[str, str], ...] = ()  # the entry's type and fields beyond author, title, year
+
+    @property
+    def bib(self) -> str:
+        """The reference as a BibTeX entry (venue and DOI only where the paper states them)."""
+        fields = dict(self.bibtex)
+        kind = fields.pop("type", "misc")
+        authors, _, rest = self.text.partition(f" ({self.year}). ")
+        title = rest.split(". ")[0].rstrip(".")
+        lines = [f"@{kind}{{{self.key},", f"  author = {{{_bib_authors(authors)}}},", f"  title = {{{{{title}}}}},",
+                 f"  year = {{{self.year}}},", *(f"  {k} = {{{v}}}," for k, v in fields.items())]
+        return "\n".join(lines) + "\n}\n"
 
     @property
     def cite(self) -> str:
@@ -29,7 +41,8 @@ class Reference:
 REFERENCES = (
     Reference("cao2024", "Cao et al.", "2024",
               "Cao, Y. T., Sotnikova, A., Zhao, J., Zou, L. X., Rudinger, R., & Daumé III, H. (2024). Multilingual "
-              "large language models leak human stereotypes across language boundaries.", "004"),
+              "large language models leak human stereotypes across language boundaries.", "004",
+              (("note", "Publication rights licensed to ACM"),)),
     Reference("fagan2025", "Fagan et al.", "2025",
               "Fagan, J. H., Juyaal, R., Yu, A. Y.-M., & Pun, S. (2025). The Biased Samaritan: LLM biases in "
               "perceived kindness.", "003"),
@@ -39,20 +52,29 @@ REFERENCES = (
               "German and Icelandic.", "000"),
     Reference("lejeune2025", "Le Jeune et al.", "2025",
               "Le Jeune, P., Duchesne, E., Palminteri, S., Xiao, W., Houssin, B., Malézieux, B., & Dora, M. (2025). "
-              "StereoTales: Multilingual stereotypes in open-ended LLM generation.", "002"),
+              "StereoTales: Multilingual stereotypes in open-ended LLM generation.", "002",
+              (("note", "the StereoTales framework (Giskard)"),)),
     Reference("raj2024", "Raj et al.", "2024",
               "Raj, C., Mukherjee, A., Caliskan, A., Anastasopoulos, A., & Zhu, Z. (2024). Breaking bias, building "
               "bridges: Evaluation and mitigation of social biases in LLMs via contact hypothesis. AAAI/ACM "
-              "Conference on AI, Ethics, and Society (AIES).", "001"),
+              "Conference on AI, Ethics, and Society (AIES).", "001",
+              (("type", "inproceedings"),
+               ("booktitle", "Proceedings of the AAAI/ACM Conference on AI, Ethics, and Society (AIES)"))),
     Reference("newcombe1998", "Newcombe", "1998",
               "Newcombe, R. G. (1998). Improved confidence intervals for the difference between binomial "
-              "proportions based on paired data. Statistics in Medicine, 17, 2635–2650."),
+              "proportions based on paired data. Statistics in Medicine, 17, 2635–2650.", "",
+              (("type", "article"), ("journal", "Statistics in Medicine"), ("volume", "17"),
+               ("pages", "2635--2650"))),
     Reference("holm1979", "Holm", "1979",
               "Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal of "
-              "Statistics, 6, 65–70."),
+              "Statistics, 6, 65–70.", "",
+              (("type", "article"), ("journal", "Scandinavian Journal of Statistics"), ("volume", "6"),
+               ("pages", "65--70"))),
     Reference("bh1995", "Benjamini & Hochberg", "1995",
               "Benjamini, Y., & Hochberg, Y. (1995). Controlling the false discovery rate. Journal of the Royal "
-              "Statistical Society B, 57, 289–300."),
+              "Statistical Society B, 57, 289–300.", "",
+              (("type", "article"), ("journal", "Journal of the Royal Statistical Society B"), ("volume", "57"),
+               ("pages", "289--300"))),
 )
 
 _BY_NUMBER = {r.number: r for r in REFERENCES if r.number}
@@ -92,3 +114,14 @@ def link_citations(escaped_html: str) -> str:
         return f"<a class='cite' href='#ref-{key}'>{m[0]}</a>" if key else m[0]
 
     return _CITATION.sub(link, escaped_html)
+
+
+def _bib_authors(authors: str) -> str:
+    """'Raj, C., Mukherjee, A., & Zhu, Z.' -> 'Raj, C. and Mukherjee, A. and Zhu, Z.'."""
+    names = re.findall(r"([^,&]+?, (?:[A-Z][\w.-]*\.? ?)+(?:III)?)(?:,|$| &)", authors.replace("& ", ""))
+    return " and ".join(n.strip() for n in names) or authors
+
+
+def bibtex() -> str:
+    """Every reference of the report as a BibTeX file (UTF-8; the papers' texts state no DOI, so none is given)."""
+    return "\n".join(r.bib.replace(" & ", " \\& ").replace("–", "--") for r in REFERENCES)

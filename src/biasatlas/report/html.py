@@ -28,10 +28,12 @@ from biasatlas.report import assets
 from biasatlas.report.cells import MISSING, cell_text, page_cells
 from biasatlas.report.citations import cite_papers, link_citations
 from biasatlas.report.compare import drill_spec
+from biasatlas.report.latex import PART_ROWS
 from biasatlas.report.publish import (
     FigureFile,
     TableFile,
     cut_words,
+    file_name,
     readable_columns,
     render_figure,
     slug,
@@ -144,6 +146,9 @@ def table_html(frame: pd.DataFrame, caption: str = "", *, drill: str = "",
     With ``drill`` (a probe's answers key) the table carries what a click on a cell filters by.
     """
     frame = frame.rename(columns=lambda c: clean(str(c)))
+    frame, constant = _constant_sentences(frame)
+    if constant:  # one long sentence on every row is said once, under the caption (rows stay one line high)
+        caption = (caption + " " if caption else "") + constant
     # every cell is our text (see report/cells.py); a line break travels as a private-use character that
     # becomes <br> after pandas escaped the cell (pandas would write a line break as the two characters \n)
     shown = page_cells(frame).map(lambda v: clean(v.replace(_BREAK, "")).replace("\t", " ").replace("\n", _BREAK))
@@ -154,6 +159,25 @@ def table_html(frame: pd.DataFrame, caption: str = "", *, drill: str = "",
         spec = escape(json.dumps({"probe": drill, **drill_spec(frame, drill_models)}, ensure_ascii=False))
         return f"<div class='table' data-drill='{spec}'>{cap}{body}</div>"
     return f"<div class='table'>{cap}{body}</div>"
+
+
+#: a text column whose one value is longer than this is said once for the table, not on every row
+LONG_CONSTANT = 60
+
+
+def _constant_sentences(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """``frame`` without its columns of one long text value (two rows or more), and a sentence naming them."""
+    if len(frame) < 2 or isinstance(frame.columns, pd.MultiIndex):
+        return frame, ""
+    said, drop = [], []
+    for column in frame.columns:
+        values = {v for v in frame[column].tolist() if isinstance(v, str)}
+        if len(values) == 1 and frame[column].notna().all() and len(next(iter(values))) > LONG_CONSTANT:
+            said.append(f"{column} (every row): {values.pop()}")
+            drop.append(column)
+    if not drop:
+        return frame, ""
+    return frame.drop(columns=drop), " ".join(s if s.endswith(".") else s + "." for s in said)
 
 
 #: stands for a line break inside a cell while pandas writes the table (see table_html)
@@ -244,14 +268,29 @@ def write_report(
         encoding="utf-8",
     )
     if publish:
-        numbered = []
+        numbered, paper = [], []
         for si, section in enumerate(sections, 1):
-            name = slug(section.key or section.title, f"section-{si}")
+            name = cut_words(slug(section.key or section.title, f"section-{si}"), 24)
+            used: set[str] = set()
+            first = section.key not in NOT_IN_PAPER
             for fi, item in enumerate(section.files, 1):
-                stem = cut_words(f"{si:02d}-{fi:02d}-{name}-{slug(item.caption, 'item', 90)}", 90)
+                part = file_name(item.caption, "item")
+                part = part if part not in used else f"{part}-{fi}"  # names end with their breakdown, unique
+                used.add(part)
+                stem = f"{si:02d}-{fi:02d}-{name}-{part}"
                 numbered.append((stem, item))
+                if first and isinstance(item, TableFile) and len(item.frame) <= PART_ROWS:
+                    paper.append(stem)  # the paper set: each section's first table of one page
+                    first = False
         write_files(out.parent / FILES_DIR, numbered)
+        from biasatlas.report.paper import write_paper
+
+        write_paper(out.parent / FILES_DIR, paper, title)
     return out
+
+
+#: sections whose tables are not in the paper set (runs, references: the study's record, not its findings)
+NOT_IN_PAPER = ("runs", "references")
 
 
 class _SafeSection:

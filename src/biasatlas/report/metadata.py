@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -31,8 +32,8 @@ def runs_table(store: Store) -> pd.DataFrame:
             "probe": run["probe"],
             "model": config.get("display_name") or run["backend_id"],
             "model id": run["backend_id"],
-            "model details": "; ".join(f"{k} {cell_text(v)}" for k, v in described.items()
-                                       if v not in (None, "", {}))[:300],
+            "model details": shown_paths("; ".join(f"{k} {cell_text(v)}" for k, v in described.items()
+                                                   if v not in (None, "", {})))[:300],
             "settings": "; ".join(f"{k} {cell_text(settings[k]) or '–'}"
                                   for k in ("mode", "max_tokens", "temperature", "seed") if k in settings),
             "samples": config.get("samples"),
@@ -46,6 +47,27 @@ def runs_table(store: Store) -> pd.DataFrame:
             "versions": "; ".join(f"{k} {cell_text(v)}" for k, v in versions.items() if v),
         })
     return pd.DataFrame(rows)
+
+
+def _caches() -> list[tuple[str, str]]:
+    """(directory, what a reader is told) for the places a model's files usually are, the longest first."""
+    import os
+
+    from biasatlas.backends.local.identity import cache_dir
+
+    home = Path.home()
+    hub = os.environ.get("HF_HUB_CACHE") or str(Path(os.environ.get("HF_HOME") or home / ".cache" / "huggingface")
+                                                 / "hub")
+    places = [(str(cache_dir()), "[model cache]"), (hub, "[Hugging Face cache]"), (str(home), "~")]
+    return sorted(((d.rstrip("/"), name) for d, name in places if d and d != "/"), key=lambda p: -len(p[0]))
+
+
+def shown_paths(text: str) -> str:
+    """``text`` with local paths relative to the model cache (or the Hugging Face cache, or ~): a report
+    shows where a model came from without the machine's directories."""
+    for directory, name in _caches():
+        text = text.replace(directory + "/", name + "/")
+    return text
 
 
 def study_title(store: Store) -> str | None:

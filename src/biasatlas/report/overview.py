@@ -8,10 +8,11 @@ from typing import Any
 
 import pandas as pd
 
+from biasatlas.report.flags import answer_notes, row_notes
 from biasatlas.report.html import Section, escape
 from biasatlas.report.plots import UNTESTED_MARKER
 from biasatlas.report.publish import readable_columns
-from biasatlas.stats.quality import answer_flags
+from biasatlas.report.table_data import display_text, short_models
 
 METHODS = (
     "One cell per model and language of each probe. The headline is an effect against the probe's own "
@@ -24,8 +25,9 @@ METHODS = (
     "probe's own (its correction family: contact BH over every contact test, samaritan Holm "
     "within a category), the same as in its section, `summary --json` and the export; * marks adjusted p < "
     "the probe's alpha (contact 0.05, samaritan 0.01). A cell without * is not evidence of no difference. "
-    "⚑ marks a quality flag: too few units for the test (no interval is shown then), one option answered "
-    ">= 90% of the time (decisions cannot move: the change in P(biased) is shown where choice mode has it), "
+    "⚑ marks a quality flag (hover over it for its text): too few units for the test (no interval is shown "
+    "then), one option answered >= 90% of the time (decisions cannot move: the change in P(biased) is shown "
+    "where choice mode has it), "
     "more than 20% unreadable or refused, not tested (with the reason). "
     "Probes without a headline here (stories, leakage, debias) are summarised "
     "in their own sections. Group disparity, a line of its own in each contact and samaritan cell: which group "
@@ -75,9 +77,9 @@ def grid_html(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.DataFra
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (
         "<div class='table'><p class='caption'>Headline effect [95% CI] (* adjusted p &lt; the probe's alpha; "
-        "⚑ quality flag) · readable "
-        "answers · refusals, per model, probe and language. Hover for the test, n and p; click for the "
-        "answers.</p><table class='overview data display compact'><thead><tr><th>Model</th>"
+        "⚑ quality flag, hover for its text) · readable answers · refusals, per model, probe and language. "
+        "Hover for the test, n and p; click for the answers.</p>"
+        "<table class='overview data display compact'><thead><tr><th>Model</th>"
         f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
 
@@ -92,28 +94,34 @@ NO_HEADLINE = {
 }
 
 
+def _flag_icons(notes: list[str]) -> str:
+    """One ⚑ per flag, its text on hover (escaped into the title attribute)."""
+    return "".join(f" <span class='flag' title='{escape(note)}'>⚑</span>" for note in notes)
+
+
 def _headline_lines(row: pd.Series, several: bool) -> tuple[list[str], str]:
-    """The visible lines of one headline row and its hover text; no interval where a flag forbids one."""
+    """The visible line of one headline row (one estimate [CI] with its mark; escaped HTML, flags not
+    included) and its hover text (the test, n, p, what else the row says); no interval where a flag forbids one."""
     flags = _note(row.get("flags"))
     if isinstance(row.get("text"), str):  # the group-disparity headline: its sentence says it all
-        return ([str(row["text"])], f"{row['measure']}; {row['test']}; n {row['n']} questions; p {_p(row['p'])}; "
-                f"adjusted p (holm over the groups of the family) {_p(row['p_adj'])}")
+        return ([escape(str(row["text"]))], f"{row['measure']}; {row['test']}; n {row['n']} questions; p "
+                f"{_p(row['p'])}; adjusted p (holm over the groups of the family) {_p(row['p_adj'])}")
     prefix = f"{row['scale']}: " if several and row.get("scale") else ""
     mark = "<span class='sig'>*</span>" if bool(row["significant"]) else ""
     if any(code in flags for code in BLOCKING):
         # an interval on too few units is not a finding
-        lines = [f"{prefix}{_fmt(row['estimate'])} (no interval shown)"]
+        line = escape(f"{prefix}{_fmt(row['estimate'])} (no interval shown)")
     else:
-        lines = [f"{prefix}{_fmt(row['estimate'])} [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]{mark}"]
-    lines += [f"⚑ {note}" for note in _note(row.get("flag_notes")).split(" | ") if note]
+        line = escape(f"{prefix}{_fmt(row['estimate'])} [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]") + mark
+    more = []
     if isinstance(row.get("probability_effect"), str):
-        lines.append(str(row["probability_effect"]))
+        more.append(str(row["probability_effect"]))
     if not bool(row["significant"]) and not _missing(row.get("p")):
-        lines.append(_not_significant(row))
-    title = (f"{row['measure']}; {row['test']}; n {row['n']}; p {_p(row['p'])}; adjusted p "
-             f"({row.get('correction')}; family {row.get('family')}) {_p(row['p_adj'])}; "
-             f"seed {row.get('seed')}, samples {row.get('samples')} (aggregated per unit)")
-    return lines, title
+        more.append(_not_significant(row))
+    title = "; ".join([f"{row['measure']}; {row['test']}; n {row['n']}; p {_p(row['p'])}; adjusted p "
+                       f"({row.get('correction')}; family {row.get('family')}) {_p(row['p_adj'])}; "
+                       f"seed {row.get('seed')}, samples {row.get('samples')} (aggregated per unit)", *more])
+    return [line], title
 
 
 def _not_significant(row: pd.Series) -> str:
@@ -142,35 +150,31 @@ def _p(value: object) -> str:
 
 
 def _grid_cell(probe: str, model: str, language: str, heads: pd.DataFrame | None, validity: pd.DataFrame) -> str:
+    """One cell: each headline's estimate [CI] and mark with its ⚑ flags, then one line on its answers; the
+    test, p and the rest on hover. Every flag the cell shows is one the validity section counts (report.flags)."""
     base = model.rsplit(" (", 1)[0] if model.endswith(")") else model
     v = validity[validity["model"].astype(str).isin([model, base]) & (validity["language"].astype(str) == language)]
     vrow = v.iloc[0] if not v.empty else None
-    lines, title = [], []
+    lines, title, shown = [], [], []
     if heads is not None and not heads.empty:
         h = heads[(heads["model"].astype(str) == model) & (heads["language"].astype(str) == language)]
         for _, row in h.iterrows():
-            shown, hover = _headline_lines(row, len(h) > 1)
-            lines += shown
+            visible, hover = _headline_lines(row, len(h) > 1)
+            notes = [n for n in row_notes(row) if n not in shown]
+            shown += notes
+            lines += [visible[0] + _flag_icons(notes), *visible[1:]]
             title.append(hover)
     if not title and vrow is not None:
-        lines.append(NO_HEADLINE.get(probe, "no headline measure for this probe: see its section"))
+        lines.append(escape(NO_HEADLINE.get(probe, "no headline measure for this probe: see its section")))
     if vrow is not None:  # the cell's own answers: unreadable or refused above 20% (stats.quality)
-        answers = int(vrow["answers"])
-        cell = answer_flags(answers, answers - int(vrow.get("readable", answers)), int(vrow.get("refusals", 0)))
-        lines += [f"⚑ {note}" for note in cell.notes if f"⚑ {note}" not in lines]
+        notes = [n for n in answer_notes(vrow) if n not in shown]
         pct = vrow.get("readable_pct")
         readable = "–" if pct is None or pct != pct else f"{pct:.0f}%"
-        lines.append(f"readable {readable} of {int(vrow['answers'])}")
-        lines.append(f"refusals {int(vrow.get('refusals', 0))}")
+        answers = (f"readable {readable} of {int(vrow['answers'])} · refusals {int(vrow.get('refusals', 0))}")
+        lines.append(f"<span class='answers-line'>{escape(answers)}</span>{_flag_icons(notes)}")
     if not lines:
         return "<td>not asked: no answers from this model in this language</td>"
-    text = "<br>".join(escape(line) if "<span" not in line else _escape_keep_mark(line) for line in lines)
-    return _cell(probe, model, language, text, "; ".join(title) or "validity of the answers")
-
-
-def _escape_keep_mark(line: str) -> str:
-    mark = "<span class='sig'>*</span>"
-    return escape(line.replace(mark, "")) + mark
+    return _cell(probe, model, language, "<br>".join(lines), "; ".join(title) or "validity of the answers")
 
 
 def overview_section(headlines: dict[str, pd.DataFrame], validity: dict[str, pd.DataFrame],
@@ -242,7 +246,9 @@ def _forest(table: pd.DataFrame) -> Any:
     fig = make_subplots(rows=len(probes), cols=1, subplot_titles=probes, vertical_spacing=0.12)
     for i, probe in enumerate(probes, 1):
         part = table[table["probe"] == probe]
-        labels = part["model"].astype(str) + " · " + part["language"].astype(str)
+        names = short_models([str(m) for m in part["model"].unique()])
+        labels = part["model"].astype(str).map(lambda m, k=names: display_text(m, k)) + " · " + part[
+            "language"].astype(str)
         unit = {"percentage points": " points", "rating points": " rating points"}.get(
             _forest_unit(str(part["measure"].iloc[0])), "")
         notes = part["flag_notes"] if "flag_notes" in part.columns else part["flags"]

@@ -81,14 +81,32 @@ def interval_figure(
     x_title: str, y_title: str, group: str | None = None, panel: str | None = None, n: str | None = None,
     p: str | None = None, kind: str = "bar", unit: str = "", colors: dict[str, str] | None = None,
     y_range: tuple[float, float] | None = None, horizontal: bool = False, p_label: str = "p",
+    bounds: tuple[float, float] | None = None,
 ) -> Any:
-    """Bars (or points) of ``estimate`` with asymmetric 95% error bars, grouped by ``group``, one panel per
-    ``panel`` value; ``category`` (one column or several, joined) is the axis of the bars."""
+    """Bars (or points, dodged per group) of ``estimate`` with asymmetric 95% error bars, grouped by ``group``,
+    one panel per ``panel`` value; ``category`` (one column or several, joined) is the axis of the bars.
+
+    ``bounds``: the scale of a share or probability (``(0, 100)``, ``(0, 1)``; read from ``y_range`` or a
+    title saying "probability" where not given): an interval that leaves it is drawn as Wilson's on the
+    estimate and n (:func:`scale_interval`), and the axis starts where the scale does. A panel whose every
+    estimate is 0 says so in words. Model ids show their short names.
+    """
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
+    from biasatlas.report.table_data import display_text, short_models
+
     keys = [category] if isinstance(category, str) else list(category)
-    panels = _panels(frame, panel)
+    bounds = bounds or _bounds(y_range, x_title if horizontal else y_title)
+    if bounds is not None:
+        before = frame
+        frame = scale_interval(frame, estimate, low, high, n, bounds)
+        if not frame[[low, high]].equals(before[[low, high]]):  # the title says which interval is drawn
+            note = " (an interval leaving the scale: Wilson's)"
+            x_title, y_title = (x_title + note, y_title) if horizontal else (x_title, y_title + note)
+    names = short_models([str(v) for k in [*keys, *([panel] if panel else [])] if k in frame.columns
+                          for v in frame[k].unique()])
+    panels = [(display_text(t, names), part) for t, part in _panels(frame, panel)]
     n_rows, n_cols, spacing = panel_grid(len(panels))
     fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=[html.escape(t) for t, _ in panels],
                         shared_yaxes=True, **spacing)
@@ -99,7 +117,7 @@ def interval_figure(
         col += 1
         groups = list(part.groupby(group, sort=False)) if group else [("", part)]
         for name, rows in groups:
-            labels = [" · ".join(_text(r[k]) for k in keys) for _, r in rows.iterrows()]
+            labels = [" · ".join(display_text(_text(r[k]), names) for k in keys) for _, r in rows.iterrows()]
             est = pd.to_numeric(rows[estimate], errors="coerce")
             plus = (pd.to_numeric(rows[high], errors="coerce") - est).clip(lower=0)
             minus = (est - pd.to_numeric(rows[low], errors="coerce")).clip(lower=0)
@@ -122,6 +140,7 @@ def interval_figure(
                                    **common)
             fig.add_trace(trace, row=row, col=col)
             seen.add(str(name))
+        _say_all_zero(fig, part, estimate, unit, index, horizontal)
     # the x axis of every panel is titled; the y axis once, on the first panel (the panels sit side by side)
     fig.update_xaxes(title_text=x_title, automargin=True)
     fig.update_yaxes(automargin=True)
@@ -129,13 +148,67 @@ def interval_figure(
         fig.update_yaxes(title_text=y_title, row=row, col=1)
     if y_range:
         (fig.update_xaxes if horizontal else fig.update_yaxes)(range=list(y_range))
+    elif bounds is not None:  # the axis starts where the scale does (0 for a share), never at the data's minimum
+        top = pd.to_numeric(frame[high], errors="coerce").max()
+        top = bounds[1] if pd.isna(top) or top <= 0 else min(bounds[1], 1.1 * float(top))
+        (fig.update_xaxes if horizontal else fig.update_yaxes)(range=[bounds[0], top])
     if horizontal:
         fig.add_vline(x=0, line={"color": "#999", "dash": "dot"})
     rows_per_panel = max((len(part) for _, part in panels), default=1)
     height = (max(360, 28 * rows_per_panel + 160) if horizontal else 420) * n_rows
-    fig.update_layout(barmode="group", template="plotly_white", height=height,
+    # points of several groups at one category side by side (dodged), not drawn over each other
+    fig.update_layout(barmode="group", scattermode="group", template="plotly_white", height=height,
                       legend_title_text=html.escape(group or ""), margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
+
+
+def _bounds(y_range: tuple[float, float] | None, title: str) -> tuple[float, float] | None:
+    """The scale of a share or probability axis: its ``y_range`` where it starts at 0, else (0, 1) for an
+    axis titled a probability; None for any other measure."""
+    if y_range is not None and y_range[0] == 0:
+        return y_range
+    return (0.0, 1.0) if "probability" in title.lower() or "p(" in title.lower() else None
+
+
+def scale_interval(frame: pd.DataFrame, estimate: str, low: str, high: str, n: str | None,
+                   bounds: tuple[float, float]) -> pd.DataFrame:
+    """``frame`` whose intervals that leave ``bounds`` are Wilson's (statsmodels' proportion_confint) on the
+    estimate and n. For a mean of values in [0, 1] the variance is at most p(1 - p), so this interval is at
+    least as wide as it needs to be; a row without n keeps its interval, cut at the bounds."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    out = frame.copy()
+    lo, hi = bounds
+    est = pd.to_numeric(out[estimate], errors="coerce")
+    low_v = pd.to_numeric(out[low], errors="coerce")
+    high_v = pd.to_numeric(out[high], errors="coerce")
+    outside = (low_v < lo) | (high_v > hi)
+    if not outside.any():
+        return out
+    width = hi - lo
+    counts = (pd.to_numeric(out[n], errors="coerce") if n is not None and n in out.columns
+              else pd.Series(math.nan, index=out.index))
+    for i in outside[outside].index:
+        count = float(counts[i])
+        if math.isnan(count) or count <= 0 or pd.isna(est[i]):
+            low_v[i], high_v[i] = max(lo, low_v[i]), min(hi, high_v[i])
+            continue
+        share = min(1.0, max(0.0, (float(est[i]) - lo) / width))
+        a, b = proportion_confint(share * count, count, alpha=0.05, method="wilson")
+        low_v[i], high_v[i] = lo + width * float(a), lo + width * float(b)
+    out[low], out[high] = low_v, high_v
+    return out
+
+
+def _say_all_zero(fig: Any, part: pd.DataFrame, estimate: str, unit: str, index: int, horizontal: bool) -> None:
+    """A panel whose every estimate is 0 would look empty: it says "all 0" in words."""
+    values = pd.to_numeric(part[estimate], errors="coerce").dropna()
+    if values.empty or (values != 0).any():
+        return
+    axis = "" if index == 0 else str(index + 1)
+    fig.add_annotation(text=f"all 0{html.escape(unit)}: no {'point' if horizontal else 'bar'} to draw",
+                       xref=f"x{axis} domain", yref=f"y{axis} domain", x=0.5, y=0.5, showarrow=False,
+                       font={"size": 14, "color": "#555"})
 
 
 def heatmap_figure(panels: Sequence[tuple[str, pd.DataFrame, pd.DataFrame | None]], *, x_title: str,

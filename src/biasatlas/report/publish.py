@@ -159,17 +159,19 @@ def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFil
     """Write each item as ``NN-slug.csv``/``.tex`` (tables) or ``.svg``/``.pdf`` (figures); old files go."""
     directory.mkdir(parents=True, exist_ok=True)
     for old in directory.iterdir():
-        if old.is_file() and old.suffix in (".csv", ".tex", ".svg", ".pdf"):
+        if old.is_file() and old.suffix in (".csv", ".tex", ".svg", ".pdf", ".bib"):
             old.unlink()
     from biasatlas.export.write import to_csv
     from biasatlas.report.cells import file_cells
     from biasatlas.report.latex import label_for
+    from biasatlas.report.table_data import split_estimates
 
     written: list[Path] = []
     for stem, item in numbered:
         if isinstance(item, TableFile):
             csv = directory / f"{stem}.csv"
-            to_csv(flat_columns(file_cells(item.frame)), csv)  # no formula runs when opened
+            # estimate cells as numbers (estimate, ci_low, ci_high, n); no formula runs when opened
+            to_csv(flat_columns(file_cells(split_estimates(item.frame))), csv)
             tex = directory / f"{stem}.tex"
             tex.write_text(latex_table(item.frame, item.caption, label_for(stem)), encoding="utf-8")
             written += [csv, tex]
@@ -179,3 +181,18 @@ def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFil
             pdf.write_bytes(item.pdf)
             written += [svg, pdf]
     return written
+
+
+def file_name(caption: str, fallback: str, limit: int = 60) -> str:
+    """A table's or figure's file name part from its caption, ending with its breakdown: the caption without
+    its parentheses, and where that is too long its last "by …" part ("by-group", "by-scale-contact-action")."""
+    plain = re.sub(r"\([^()]*\)", " ", caption)
+    plain = re.sub(r"[,:;]?\s*(?:models )?side by side", " ", plain)  # a layout, not a breakdown
+    name = slug(plain, fallback, 1000)
+    if len(name) <= limit:
+        return name
+    at = name.rfind("by-")
+    if at > 0 and len(name) - at <= limit:
+        head = cut_words(name[:at].strip("-"), limit - (len(name) - at) - 1)
+        return f"{head}-{name[at:]}" if head else name[at:]
+    return cut_words(name, limit)

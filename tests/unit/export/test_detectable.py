@@ -33,9 +33,10 @@ def test_the_overview_never_shows_not_significant_alone() -> None:
     base = {"scale": "certainty", "estimate": 2.0, "ci_low": -5.0, "ci_high": 9.0, "significant": False, "p": 0.5,
             "p_adj": 0.7, "flags": None, "flag_notes": None, "probability_effect": None, "measure": "Δ % biased",
             "test": "McNemar exact", "n": 80, "correction": "holm", "family": "contact", "seed": 0, "samples": 1}
-    lines, _ = _headline_lines(pd.Series({**base, "mde": 14.2, "mde_note": "80% power"}), False)
-    assert "not significant; smallest effect detectable at 80% power: ±14.2" in lines
-    lines, _ = _headline_lines(pd.Series({**base, "mde": None, "mde_note": "no pair is discordant"}), False)
-    assert "not significant; no detectable effect to state: no pair is discordant" in lines
-    lines, _ = _headline_lines(pd.Series({**base, "significant": True, "p_adj": 0.01, "mde": 3.0}), False)
-    assert not any("not significant" in line for line in lines)
+    # the cell shows the estimate [CI]; what "not significant" means is in its hover, never alone
+    _, hover = _headline_lines(pd.Series({**base, "mde": 14.2, "mde_note": "80% power"}), False)
+    assert "not significant; smallest effect detectable at 80% power: ±14.2" in hover
+    _, hover = _headline_lines(pd.Series({**base, "mde": None, "mde_note": "no pair is discordant"}), False)
+    assert "not significant; no detectable effect to state: no pair is discordant" in hover
+    lines, hover = _headline_lines(pd.Series({**base, "significant": True, "p_adj": 0.01, "mde": 3.0}), False)
+    assert not any("not significant" in text for text in [*lines, hover])

@@ -58,3 +58,19 @@ def test_rules_judge_disagreements_are_a_column_of_the_answers_table() -> None:
     assert list(frame["reader"]) == ["rules", "judge", "rules"]
     assert list(frame["rules vs judge"]) == ["", "rules: unclear · judge: negative", ""]
     assert "rules vs judge" not in answers_frame(outcomes.drop(columns=["judge_label"]), (), "answer")
+
+
+def test_the_answers_carry_group_and_prompt_set_with_a_sets_framings_together() -> None:
+    import pandas as pd
+
+    from biasatlas.report.answers import answers_frame
+
+    outcomes = pd.DataFrame({
+        "model": ["m"] * 6, "language": ["en"] * 6, "group": ["Jews", "Muslims"] * 3,
+        "set_id": ["s1", "s2"] * 3, "contact": ["negative", "negative", "none", "none", "positive", "positive"],
+        "text": ["a", "b", "c", "d", "e", "f"], "answer": ["yes"] * 6})
+    frame = answers_frame(outcomes, ("contact",), "answer")
+    assert {"group", "prompt_set"} <= set(frame.columns)
+    assert frame["prompt_set"].tolist() == ["s1", "s1", "s1", "s2", "s2", "s2"]
+    assert frame["contact"].tolist()[:3] == ["none", "positive", "negative"]
+    assert frame[frame["prompt_set"] == "s1"]["group"].unique().tolist() == ["Jews"]

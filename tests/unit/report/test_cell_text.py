@@ -125,7 +125,7 @@ def test_no_csv_holds_a_python_literal(study: Path) -> None:
 
 
 def test_no_latex_table_holds_a_python_literal(study: Path) -> None:
-    files = sorted((study / "report_files").glob("*.tex"))
+    files = sorted((study / "report_files").glob("[0-9]*.tex"))
     assert len(files) > 10
     found = {}
     for path in files:

@@ -138,8 +138,8 @@ def test_the_overview_never_shows_nan_and_flags_every_flagged_headline(study: Pa
     page = _page(study)
     assert "⚑ nan" not in page and not re.search(r">nan<|<br>nan|⚑ NaN", page)
     grid = page[page.index("class='overview"):page.index("</table>", page.index("class='overview"))]
-    assert "⚑ 24% of 105 answers unreadable" in grid
-    assert "(no interval shown)<br>⚑ too few units for paired t-test: 5 pairs" in grid
+    assert "title='24% of 105 answers unreadable'>⚑" in grid
+    assert "(no interval shown) <span class='flag' title='too few units for paired t-test: 5 pairs" in grid
     # the headline of fake:few counts no flagged group as one that differs
     assert "(0 of 3 groups differ; 3 flagged, not a finding)" in page and "(1 of 3 groups differ)" in page
 

@@ -190,7 +190,7 @@ def test_a_cell_flags_its_unreadable_answers_and_an_untested_headline_still_plot
     validity = pd.DataFrame([{"model": "m", "language": "en", "answers": 100, "readable": 40,
                               "readable_pct": 40.0, "refusals": 30}])
     html = grid_html({"contact": heads}, {"contact": validity}, {"contact": "Contact"})
-    assert "⚑ 60% of 100 answers unreadable" in html and "⚑ 30% of 100 answers are refusals" in html
+    assert "title='60% of 100 answers unreadable'>⚑" in html and "title='30% of 100 answers are refusals'>⚑" in html
     assert overview_section({"contact": heads}, {"contact": validity}, {"contact": "Contact"}) is not None
 
 
@@ -205,7 +205,7 @@ def test_a_leakage_fit_left_out_says_why_in_its_cell() -> None:
     validity = pd.DataFrame([{"model": "M", "language": "en", "answers": 24, "readable": 24, "readable_pct": 100.0,
                               "refusals": 0}])
     html = grid_html({"leakage": heads}, {"leakage": validity}, {"leakage": "Leakage"})
-    assert f"⚑ not fitted: {reason}" in html and html.count("class='drill'") == 1
+    assert f"title='not fitted: {reason}'>⚑" in html and html.count("class='drill'") == 1
 
 
 def _mixed() -> pd.DataFrame:
@@ -225,7 +225,7 @@ def test_a_clean_row_beside_a_flagged_one_has_no_note_not_nan() -> None:
     validity = pd.DataFrame([{"model": "m", "language": lang, "answers": 111, "readable_pct": 100.0, "refusals": 0}
                              for lang in ("de", "en")])
     html = grid_html({"contact": heads}, {"contact": validity}, {"contact": "Contact"})
-    assert "⚑ too few units for McNemar exact" in html and "nan" not in html
+    assert "title='too few units for McNemar exact" in html and "nan" not in html
 
 
 def test_the_forest_draws_untested_and_single_unit_points_hollow_with_the_reason() -> None:

@@ -74,3 +74,12 @@ def test_answers_and_plots_travel_as_escaped_data(tmp_path: Path) -> None:
     assert json.loads(blocks[0][1])["rows"][0][1] == ANSWER.replace("\x00", "").replace("\x07", "") + "</script><!--"
     # plotly.js is embedded and allowed by its hash, with our module
     assert page.count("<script>") == 1 and page.count('<script type="module">') == 1
+
+
+def test_a_long_sentence_on_every_row_is_said_once_under_the_caption() -> None:
+    from biasatlas.report.html import table_html
+
+    family = "contact: BH over every contact test of the study (the one question the study asks of many cells)"
+    out = table_html(pd.DataFrame({"Group": ["a", "b", "c"], "Family": [family] * 3, "p": [0.1, 0.2, 0.3]}), "Tests")
+    assert out.count("BH over every contact test") == 1 and "<th>Family</th>" not in out
+    assert "Family (every row): contact: BH over every contact test" in out

@@ -1,5 +1,5 @@
-"""LaTeX copies of report tables: text pdflatex typesets as it is (issue 28). pdflatex itself runs in
-tests/integration/test_report_latex.py; these cases check what the files say, written from the TeX rules."""
+"""LaTeX copies of report tables: text pdflatex typesets as it is, fitting a plain article's text width. pdflatex
+itself runs in tests/integration/test_report_browser.py; these cases check what the files say."""
 
 from __future__ import annotations
 
@@ -43,6 +43,8 @@ def test_a_table_has_booktabs_a_caption_a_label_and_escaped_text() -> None:
     assert [line for line in tex.splitlines() if line in (r"\toprule", r"\midrule", r"\bottomrule")] == [
         r"\toprule", r"\midrule", r"\bottomrule"]
     assert r"\begin{tabular}{lr}" in tex
+    # never wider than the text: scaled to it where wider
+    assert r"\ifdim\wd0>\linewidth\resizebox{\linewidth}{!}{\usebox0}\else\usebox0\fi" in tex
 
 
 def test_long_text_wraps_in_a_paragraph_column() -> None:
@@ -52,10 +54,10 @@ def test_long_text_wraps_in_a_paragraph_column() -> None:
     assert spec.startswith("l>{\\raggedright\\arraybackslash}p{") and spec.endswith("cm}r}")
 
 
-def test_missing_values_and_booleans_are_words_and_negative_numbers_math() -> None:
+def test_missing_values_and_booleans_are_words_and_numbers_plain() -> None:
     frame = pd.DataFrame({"x": ["a", None], "flag": [True, False], "effect": [-0.25, float("nan")]})
     tex = latex_table(frame, "c", "tab:c")
-    assert r"a & yes & $-0.25$ \\" in tex and r"-- & no & -- \\" in tex
+    assert r"a & yes & -0.25 \\" in tex and r"-- & no & -- \\" in tex  # plain numbers: siunitx reads them
 
 
 def test_two_level_columns_get_a_header_per_model() -> None:
@@ -66,9 +68,27 @@ def test_two_level_columns_get_a_header_per_model() -> None:
     assert r"Language & n & Biased \% & n \\" in tex
 
 
-def test_many_rows_make_a_longtable() -> None:
-    tex = latex_table(pd.DataFrame({"i": range(100)}), "long", "tab:l")
-    assert r"\begin{longtable}{r}" in tex and r"\caption{long}\label{tab:l}\\" in tex
+def test_many_rows_come_in_parts_with_one_label() -> None:
+    tex = latex_table(pd.DataFrame({"i": range(100), "x": ["a", "b"] * 50}), "long", "tab:l")
+    assert tex.count(r"\begin{table}") == 4 and tex.count(r"\label{") == 1
+    assert r"\caption{long (part 1 of 4)}\label{tab:l}" in tex and r"\caption{long (part 4 of 4)}" in tex
+
+
+def test_estimate_cells_become_numeric_columns_and_constants_go_to_the_caption() -> None:
+    frame = pd.DataFrame({"Model": ["local:smollm2@b179c9523d0e"] * 2, "Language": ["de", "en"],
+                          "Biased %": ["12.5 [3.1, 40.2] (8)", "+0.0 [-11.4, +11.4] (30)"]})
+    tex = latex_table(frame, "Rates", "tab:r")
+    assert r"\caption{Rates Model: smollm2.}" in tex  # the constant model, by its short name
+    assert r"Language & Biased \% & low & high & n \\" in tex
+    assert r"de & 12.5 & 3.1 & 40.2 & 8 \\" in tex and r"en & 0 & -11.4 & 11.4 & 30 \\" in tex
+    assert "b179c9523d0e" not in tex
+
+
+def test_long_words_in_a_wrapping_column_can_break_and_wide_tables_turn() -> None:
+    tex = latex_table(pd.DataFrame({"a": ["x" * 40 + " and more words to wrap"]}), "w", "tab:w")
+    assert r"\allowbreak{}" in tex
+    wide = pd.DataFrame({f"column {i}": ["some text here, long enough"] for i in range(12)})
+    assert r"\begin{landscape}" in latex_table(wide, "wide", "tab:wide")
 
 
 def test_labels_are_tex_safe() -> None:

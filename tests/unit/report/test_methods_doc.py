@@ -1,13 +1,15 @@
-"""The methods texts in the report: markdown rendered safely, no links into docs/, citations (issue 28)."""
+"""The methods texts in the report: shipped with the package, written for readers, markdown rendered safely."""
 
 from __future__ import annotations
 
+import re
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
 from biasatlas.probes import PROBE_MODULES
-from biasatlas.report.methods_doc import METHODS_DIR, methods_block, render_markdown
+from biasatlas.report.methods_doc import for_readers, methods_block, methods_text, render_markdown
 
 
 def test_markup_in_the_text_is_shown_as_text() -> None:
@@ -45,4 +47,33 @@ def test_every_published_probe_has_its_methods_in_the_report(probe: str) -> None
 
 def test_no_methods_file_no_block(tmp_path: Path) -> None:
     assert methods_block("contact", tmp_path) is None
-    assert METHODS_DIR.name == "methods"
+
+
+@pytest.mark.parametrize("probe", ["contact", "samaritan", "stories", "leakage"])
+def test_the_methods_text_is_package_data(probe: str) -> None:
+    source = resources.files("biasatlas.report").joinpath("methods", f"{probe}.md")
+    assert source.is_file() and methods_text(probe) == source.read_text(encoding="utf-8")
+    pyproject = (Path(__file__).resolve().parents[3] / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"report/methods/*.md"' in pyproject  # a wheel (non-editable install) carries it
+
+
+DEVELOPER = re.compile(r"\b[Ii]ssues? \d|shared/papers|\bsrc/|\btests/|\.py\b|\b00[0-4]/00[0-4]\b|docs/|"
+                       r"On the embedded model|all 630 prompts|PYTHONPATH")
+
+
+@pytest.mark.parametrize("probe", ["contact", "samaritan", "stories", "leakage"])
+def test_the_report_text_is_for_readers(probe: str) -> None:
+    block = methods_block(probe)
+    assert block is not None
+    assert DEVELOPER.findall(block) == []
+    assert "()" not in block and "(, " not in block
+
+
+def test_for_readers_drops_issue_numbers_paths_and_one_runs_section() -> None:
+    text = ("# Probe: deviations from papers 000/001\n\nCode: `src/x/` (`a`, `b`). What we do (issue 25). "
+            "Until issue 25 it was worse. See [docs/languages.md](../languages.md) and "
+            "(`shared/papers/001_*`, the design).\n\n## On the embedded model (tiny)\n\n630 prompts.\n\n"
+            "## Next\n\nkept")
+    out = for_readers(text)
+    assert out == ("# Probe: deviations from papers 000 and 001\n\nWhat we do. See the biasatlas guide “languages” and "
+                   "(the design).\n\n## Next\n\nkept")

@@ -65,3 +65,34 @@ def test_the_overview_forest_has_axis_units_and_the_estimate_in_its_hover() -> N
     assert "estimate 12.5 points [95% CI 2, 22]" in fig.data[0].hovertext[0]
     assert "n 40, p 0.02" in fig.data[0].hovertext[0]
     assert "⚑ one_option" in fig.data[1].hovertext[0]  # a flagged headline says so in its hover
+
+
+def _shares(estimates: list[float], lows: list[float], highs: list[float]) -> pd.DataFrame:
+    return pd.DataFrame({"model": ["local:smollm2@b179c9523d0e"] * len(estimates), "language": ["de"] * len(estimates),
+                         "contact": ["none", "positive", "negative"][: len(estimates)], "est": estimates,
+                         "lo": lows, "hi": highs, "n": [30] * len(estimates)})
+
+
+def test_an_all_zero_chart_says_so_in_words_and_its_axis_starts_at_zero() -> None:
+    frame = _shares([0.0, 0.0], [0.0, 0.0], [11.4, 11.4])
+    figure = interval_figure(frame, category="language", group="contact", panel="model", estimate="est",
+                             low="lo", high="hi", n="n", unit="%", y_range=(0, 100), x_title="Language",
+                             y_title="Biased answers (%)").to_dict()
+    assert any(a["text"].startswith("all 0%") for a in figure["layout"]["annotations"])
+    assert figure["layout"]["yaxis"]["range"] == [0, 100]
+
+
+def test_probability_intervals_stay_in_the_scale_points_are_dodged_and_ticks_use_short_names() -> None:
+    frame = _shares([0.02, 0.5, 0.97], [-0.05, 0.4, 0.9], [0.09, 0.6, 1.04])  # t intervals leaving [0, 1]
+    figure = interval_figure(frame, category=["model", "language"], group="contact", estimate="est", low="lo",
+                             high="hi", n="n", kind="point", x_title="Model · language",
+                             y_title="Mean P(biased option)").to_dict()
+    assert figure["layout"]["scattermode"] == "group"
+    assert figure["layout"]["yaxis"]["range"][0] == 0
+    for trace in figure["data"]:
+        est, plus, minus = trace["y"][0], trace["error_y"]["array"][0], trace["error_y"]["arrayminus"][0]
+        assert est - minus >= 0 and est + plus <= 1
+        assert trace["x"] == ["smollm2 · de"]
+    first = figure["data"][0]
+    assert first["error_y"]["arrayminus"][0] > 0  # Wilson at 2% of 30 still has a lower arm, never below 0
+    assert "Wilson" in figure["layout"]["yaxis"]["title"]["text"]

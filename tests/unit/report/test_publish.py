@@ -60,8 +60,11 @@ def test_every_table_and_figure_becomes_files(tmp_path: Path) -> None:
     ax.plot([0, 1], [1, 0])
     section.add_figure(fig, caption="A line")
     out = write_report(tmp_path, [section])
-    files = sorted(p.name for p in (tmp_path / "report_files").iterdir())
+    files = sorted(p.name for p in (tmp_path / "report_files").iterdir() if p.name[0].isdigit())
     assert [Path(f).suffix for f in files] == [".csv", ".tex", ".pdf", ".svg"]
+    # the paper set: a document of each section's first table, and the references as BibTeX
+    assert {"paper.tex", "references.bib"} <= {p.name for p in (tmp_path / "report_files").iterdir()}
+    assert f"\\input{{{files[1]}}}" in (tmp_path / "report_files" / "paper.tex").read_text(encoding="utf-8")
     csv = pd.read_csv(next((tmp_path / "report_files").glob("*.csv")))
     assert list(csv.columns) == ["Model", "Biased %", "95% CI low"]
     assert (tmp_path / "report_files" / files[2]).read_bytes().startswith(b"%PDF")
@@ -76,7 +79,7 @@ def test_a_second_report_replaces_the_files_of_the_first(tmp_path: Path) -> None
     second = Section(title="B")
     second.add_table(pd.DataFrame({"x": [2]}), caption="second table")
     write_report(tmp_path, [second])
-    names = [p.name for p in (tmp_path / "report_files").iterdir()]
+    names = [p.name for p in (tmp_path / "report_files").iterdir() if p.name[0].isdigit()]
     assert all("second" in n for n in names) and len(names) == 2
 
 
