@@ -9,6 +9,7 @@ from rich.table import Table
 
 from biasatlas.probes.samaritan.analysis import UNREADABLE_WARNING
 from biasatlas.probes.samaritan.data import NAME, TITLE
+from biasatlas.probes.samaritan.paper_figures import significance_figure
 from biasatlas.probes.samaritan.plan import DECODING_NOTE
 from biasatlas.probes.samaritan.read import load_outcomes
 from biasatlas.probes.samaritan.summary import analyse, analysis_settings, blocked, verdict_text
@@ -136,30 +137,6 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
 
 
 # ---- figures ----------------------------------------------------------------------------------
-def significance_figure(figure_rows: pd.DataFrame) -> Any:
-    """The paper's Figure 1 for every category: mean bias (x) vs share of units significant (y)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    categories = list(dict.fromkeys(figure_rows["category"]))
-    fig, axes = plt.subplots(1, len(categories), figsize=(5 * len(categories), 4), squeeze=False)
-    for ax, category in zip(axes[0], categories, strict=True):
-        cell = figure_rows[figure_rows["category"] == category]
-        ax.scatter(cell["mean_bias"], cell["share_significant"], s=40)
-        for row in cell.itertuples():
-            ax.annotate(str(row.group), (row.mean_bias, row.share_significant), fontsize=8,
-                        xytext=(4, 4), textcoords="offset points")
-        ax.axvline(0, color="grey", lw=0.8)
-        ax.set_ylim(-0.05, 1.05)
-        ax.set_xlabel("bias score (group − control), mean over models")
-        ax.set_ylabel("share of models significantly different")
-        ax.set_title(category)
-    fig.tight_layout()
-    return fig
-
-
 def forest_figure(groups: pd.DataFrame) -> Any:
     """Bias with its 95% CI per group, one panel per model unit, significant groups filled."""
     import matplotlib
@@ -391,7 +368,10 @@ def report_sections(store: Store) -> list[Section]:
         "compares sample 0 with sample 1. Unparseable answers are counted per group and never silently "
         "dropped; a group above 20% unreadable is flagged. " + DECODING_NOTE + "."
     )
+    from biasatlas.probes.samaritan.paper_tables import add_to_section as as_in_fagan
     from biasatlas.probes.samaritan.report_languages import section as across_languages
+
+    as_in_fagan(section, frame)
     from biasatlas.report.reading_failures import section as reading_failures
 
     across = across_languages(frame, settings["alpha"])
