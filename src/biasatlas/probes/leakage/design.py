@@ -36,7 +36,10 @@ def _configs(store: Store) -> list[tuple[int, dict[str, Any]]]:
             config = json.loads(raw or "{}")
         except json.JSONDecodeError:
             continue
-        out.append((int(run_id), config if isinstance(config, dict) else {}))
+        config = config if isinstance(config, dict) else {}
+        # a probe's run record keeps its configuration under "config" (Probe.run_record)
+        inner = config.get("config")
+        out.append((int(run_id), {**config, **inner} if isinstance(inner, dict) else config))
     return out
 
 

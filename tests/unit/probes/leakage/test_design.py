@@ -52,14 +52,19 @@ def _planted_cells() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def record(**config: str) -> dict[str, object]:
+    """The run record `run leakage --design paper [--mono-for LANG]` stores."""
+    return PROBE.run_record(LeakageConfig(design="paper", **config))  # type: ignore[arg-type]
+
+
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> Store:
     store = Store(tmp_path_factory.mktemp("leakage-design") / "study")
     prompts = build_prompts(["hi"], group_names=["woman"], orders="one")[:4]
     choice = GenerationSettings(mode="choice")
-    run_plan(prompts, FakeBackend(name="hibert"), store, choice, config={"design": "paper", "mono_for": "hi"},
+    run_plan(prompts, FakeBackend(name="hibert"), store, choice, config=record(mono_for="hi"),
              progress=False)
-    run_plan(prompts, FakeBackend(name="mbert"), store, choice, config={"design": "paper"}, progress=False)
+    run_plan(prompts, FakeBackend(name="mbert"), store, choice, config=record(), progress=False)
     return store
 
 
