@@ -108,7 +108,7 @@ def test_summary_report_and_fit_show_table3_and_the_paper_criterion(planted: Sto
     assert row["model"] == SUBJECT and row["target"] == "HI" and row["ci_low"] <= BETA <= row["ci_high"]
     wide = table3_wide(pd.DataFrame(summary["table3"]))
     assert list(wide.columns) == ["model", "Mono → EN", "Mono → RU", "Mono → ZH", "Mono → HI"]
-    assert wide.loc[0, "Mono → EN"] == "–" and wide.loc[0, "Mono → HI"].startswith("0.5")
+    assert wide.loc[0, "Mono → EN"] == "–" and str(wide.loc[0, "Mono → HI"]).startswith("0.5")
     console = Console(record=True, width=250)
     print_summary(summary, console)
     text = console.export_text()
