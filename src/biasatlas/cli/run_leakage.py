@@ -36,6 +36,16 @@ GroupsOpt = Annotated[str | None, typer.Option("--groups", help="Comma-separated
 OrdersOpt = Annotated[
     Literal["both", "one"], typer.Option("--orders", help="Present each trait pair in both orders or one.")
 ]
+DesignOpt = Annotated[
+    Literal["ours", "paper"],
+    typer.Option("--design", help="How the study is analysed: ours (complete cases, BH) or paper (Cao et al.: "
+                 "missing cells 0, uncorrected p < 0.05, monolingual controls, Table 3)."),
+]
+MonoForOpt = Annotated[
+    str | None,
+    typer.Option("--mono-for", metavar="LANG", help="This model is LANG's monolingual control (LM_tgt of Eq. 1): "
+                 "asked in LANG only, used as the control of the paper design's fits, not fitted itself."),
+]
 
 
 def _language(value: str) -> str:
@@ -50,7 +60,8 @@ def _language(value: str) -> str:
 
 @run_app.command("leakage")
 @run_options(named=True)
-def run_leakage(groups: GroupsOpt = None, orders: OrdersOpt = "both", *, opts: RunOptions) -> None:
+def run_leakage(groups: GroupsOpt = None, orders: OrdersOpt = "both", design: DesignOpt = "ours",
+                mono_for: MonoForOpt = None, *, opts: RunOptions) -> None:
     """Ask a model the leakage probe's prompts (theme choice for generative models; ILPS templates for
     `masked:PATH` / `span:PATH` models: a masked model's ILPS uses pseudo-log-likelihoods, not the paper's
     SeT) and store the answers in the study.
@@ -58,11 +69,14 @@ def run_leakage(groups: GroupsOpt = None, orders: OrdersOpt = "both", *, opts: R
     Defaults: every language (en, ru, zh, hi); --mode choice (one score per prompt; --samples only with
     --mode generate, default 10 there, at --temperature 1.0); --max-tokens 12. --limit N is split evenly
     over the languages and draws whole comparisons (both orders of a trait pair for one group) or, for
-    masked models, whole templates with their neutral baseline.
+    masked models, whole templates with their neutral baseline. --design paper: summary and report fit as
+    Cao et al. did (every missing cell 0, so the non-shared groups are estimated; a flow at uncorrected
+    p < 0.05; each language's --mono-for model as the monolingual control; their Table 3).
     """
     from biasatlas.probes.leakage.plan import method_for_model
 
-    run_probe_command("leakage", opts, groups=groups, orders=orders, method=method_for_model(opts.backend.model))
+    run_probe_command("leakage", opts, groups=groups, orders=orders, method=method_for_model(opts.backend.model),
+                      design=design, mono_for=mono_for)
 
 
 # ---- leakage aggregate ---------------------------------------------------------------------------------------
@@ -204,6 +218,11 @@ def fit_cmd(
     ] = None,
     alpha: AlphaOpt = None,
     correction: CorrectionOpt = None,
+    design: Annotated[
+        Literal["ours", "paper"] | None,
+        typer.Option("--design", help="ours: complete cases, BH; paper: Cao et al.'s fit (missing cells 0, "
+                     "uncorrected p, the --mono-for controls). Default: the study's (run leakage --design)."),
+    ] = None,
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="Model's top traits per group for the finder.")] = 5,
     figure: Annotated[Path | None, typer.Option("--figure", help="Write the flows figure (PNG) here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
@@ -215,13 +234,16 @@ def fit_cmd(
     per fixed effect) in at least 5 traits with --min-cells-per-trait (5) cells each. Optimizers are tried in
     turn (statsmodels' BFGS → L-BFGS → CG, then Powell, then Nelder-Mead) and the one that converged is shown;
     fits none converges on, or singular ones, are printed with their warnings and left out of the flows.
-    Masked models' scores are PLL-ILPS (pseudo-log-likelihoods), not the paper's SeT.
+    Masked models' scores are PLL-ILPS (pseudo-log-likelihoods), not the paper's SeT. --design paper (default:
+    the study's design): every missing cell 0, no correction (a flow at p < --alpha), each language's --mono-for
+    run as its control (--mono overrides), and the paper's Table 3.
     """
     if zero_fill and keep_nonshared:
         fail("--zero-fill and --keep-nonshared exclude each other: choose one way to fill missing human cells")
     analysis_opts = check_analysis_options(alpha, correction)
     from biasatlas.probes.leakage.analysis import analyse
     from biasatlas.probes.leakage.data import LeakageDataError
+    from biasatlas.probes.leakage.design import study_design
     from biasatlas.probes.leakage.figure import flows_figure
     from biasatlas.probes.leakage.probe import PROBE
     from biasatlas.probes.leakage.summary import summary_from
@@ -229,8 +251,9 @@ def fit_cmd(
     parsed_mono = _parse_mono(mono)
     store = _open_study(study)
     try:
+        chosen = design or study_design(store)
         analysis = analyse(store, human_dir=human, zero_fill=zero_fill, keep_nonshared=keep_nonshared,
-                           mono=parsed_mono, top_k=top_k, min_cells=min_cells,
+                           design=chosen, mono=parsed_mono, top_k=top_k, min_cells=min_cells,
                            min_cells_per_trait=min_cells_per_trait, **analysis_opts)
     except (LeakageDataError, ValueError) as exc:
         fail(str(exc))
@@ -240,7 +263,7 @@ def fit_cmd(
     if not analysis.variants:
         fail(f"the study {study} holds no leakage answers yet")
     if figure is not None:
-        fig = flows_figure(analysis.flows, analysis.variants)
+        fig = flows_figure(analysis.flows, analysis.subjects)
         figure.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(figure, dpi=120, bbox_inches="tight")
     summary = summary_from(analysis)

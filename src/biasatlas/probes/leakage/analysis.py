@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from biasatlas.probes.leakage.data import LANGUAGES, LeakageDataError, group_ids, trait_ids
+from biasatlas.probes.leakage.design import PAPER_ALPHA, PAPER_CORRECTION, Design, study_controls
 from biasatlas.probes.leakage.finder import find_leaked
 from biasatlas.probes.leakage.human import load_human
 from biasatlas.probes.leakage.model import (
@@ -41,10 +42,16 @@ class Analysis:
     flows: pd.DataFrame = field(default_factory=pd.DataFrame)
     leaked: pd.DataFrame = field(default_factory=pd.DataFrame)
     settings: dict[str, Any] = field(default_factory=dict)
+    controls: list[str] = field(default_factory=list)  # variants run as a language's monolingual control
 
     @property
     def variants(self) -> list[str]:
         return sorted(self.cells["variant"].unique()) if not self.cells.empty else []
+
+    @property
+    def subjects(self) -> list[str]:
+        """The variants whose leakage is fitted: every one but the monolingual controls."""
+        return [v for v in self.variants if v not in self.controls]
 
 
 def read_matrix(path: str | Path) -> pd.DataFrame:
@@ -126,8 +133,9 @@ def analyse(
     zero_fill: bool = False,
     keep_nonshared: bool = False,
     mono: Mapping[str, str] | None = None,
-    alpha: float = ALPHA,
-    correction: str = CORRECTION,
+    alpha: float | None = None,
+    correction: str | None = None,
+    design: Design = "ours",
     top_k: int = 5,
     weak: float = 10.0,
     strong: float = 20.0,
@@ -138,21 +146,37 @@ def analyse(
 
     ``min_cells`` None: 20 complete cells per fixed effect of each fit. ``zero_fill`` and ``keep_nonshared``
     (fill only the non-shared groups' design gaps, with missing indicators) exclude each other.
+    ``design`` "paper": every missing cell 0 (the paper's code), uncorrected p < 0.05 for a flow (unless
+    ``correction`` is given), and each language's monolingual control from the study's ``--mono-for`` runs
+    (unless ``mono`` names one); a control model is not itself fitted.
     """
     if zero_fill and keep_nonshared:
         raise LeakageDataError("--zero-fill and --keep-nonshared exclude each other: choose one way to fill")
+    if design == "paper" and keep_nonshared:
+        raise LeakageDataError("--design paper fills every missing cell with 0 (the paper's code): drop "
+                               "--keep-nonshared")
+    paper = design == "paper"
+    zero_fill = zero_fill or paper
+    alpha = (PAPER_ALPHA if paper else ALPHA) if alpha is None else alpha
+    correction = (PAPER_CORRECTION if paper else CORRECTION) if correction is None else correction
     frame = store.frame(probe=PROBE)
     choices = theme_choices(frame) if not frame.empty else pd.DataFrame()
     cells = association_cells(frame, choices)
     human = load_human(human_dir)
     analysis = Analysis(frame=frame, choices=choices, cells=cells, human=human,
-                        settings={"human": str(human_dir or "bundled (Cao et al. 2024, MIT)"),
+                        settings={"design": design,
+                                  "human": str(human_dir or "bundled (Cao et al. 2024, MIT)"),
                                   "zero_fill": zero_fill, "keep_nonshared": keep_nonshared, "alpha": alpha,
                                   "correction": correction, "top_k": top_k, "weak": weak, "strong": strong,
                                   "mono": dict(mono or {}), "min_cells": min_cells,
                                   "min_cells_per_trait": min_cells_per_trait})
-    mono_matrices = resolve_mono(mono or {}, cells)
-    for variant in analysis.variants:
+    controls = study_controls(store) if paper else {}
+    spec = {**controls, **dict(mono or {})}
+    analysis.settings["mono"] = spec
+    mono_matrices = resolve_mono(spec, cells)
+    # A language's control model measures that language's monolingual associations: not a subject of the fits.
+    analysis.controls = sorted(set(controls.values()))
+    for variant in analysis.subjects:
         for lang in LANGUAGES:
             model_matrix = matrix(cells, variant, lang)
             if model_matrix.notna().sum().sum() == 0:
@@ -166,7 +190,7 @@ def analyse(
     analysis.coefficients = coefficient_table(analysis.fits)
     analysis.flows = flows(analysis.fits)
     leaked = []
-    for variant in analysis.variants:
+    for variant in analysis.subjects:
         sub = analysis.flows[analysis.flows["variant"] == variant] if not analysis.flows.empty else analysis.flows
         for target, rows in (sub.groupby("target") if not sub.empty else []):
             found = find_leaked(matrix(cells, variant, str(target)), human, target=str(target),

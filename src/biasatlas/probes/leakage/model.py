@@ -107,7 +107,7 @@ def long_frame(
     """One row per (trait, group) with the model score, each language's human score and ``mono``.
 
     Cells without a model score are always dropped; cells with a missing human (or mono) score are dropped
-    unless ``zero_fill`` (every missing human score is 0, as the paper's code did) or ``keep_nonshared`` (a
+    unless ``zero_fill`` (every missing human or mono score is 0, as the paper's code did) or ``keep_nonshared`` (a
     non-shared group's missing score in a language other than its home one is ``fill``, flagged by a
     ``missing_<lang>`` column; other missing cells are still dropped).
     """
@@ -120,8 +120,9 @@ def long_frame(
         frame["mono"] = mono.reindex_like(model_matrix).stack(future_stack=True)
     frame = frame.reset_index().dropna(subset=["model_score"])
     human_cols = [c for c in frame.columns if c.startswith("human_")]
-    if zero_fill:
-        frame[human_cols] = frame[human_cols].fillna(0.0)
+    if zero_fill:  # the paper's code read every matrix with 999 -> 0: the control's gaps too
+        filled = human_cols + (["mono"] if mono is not None else [])
+        frame[filled] = frame[filled].fillna(0.0)
     elif keep_nonshared:
         by_id = group_by_id()
         home = frame["group"].map(lambda g: by_id[g].home if g in by_id and by_id[g].category == "nonshared"

@@ -56,6 +56,17 @@ class LeakageConfig(ProbeConfig):
     groups: list[str] | None = None
     orders: Literal["both", "one"] = "both"
     method: Literal["theme", "ilps"] | None = None
+    #: how the study is analysed (``ours`` or ``paper``: Cao et al.'s fit); stored with the run
+    design: Literal["ours", "paper"] = "ours"
+    #: this model is the monolingual control (LM_tgt) of one language: asked in that language only
+    mono_for: str | None = None
+
+    @field_validator("mono_for")
+    @classmethod
+    def _mono_for(cls, value: str | None) -> str | None:
+        if value is not None and value not in LANGUAGES:
+            raise ValueError(f"--mono-for {value!r}: no such language (valid: {', '.join(LANGUAGES)})")
+        return value
 
     @field_validator("groups", mode="before")
     @classmethod
@@ -73,6 +84,11 @@ class LeakageConfig(ProbeConfig):
 
     @model_validator(mode="after")
     def _mode_fits_method(self) -> LeakageConfig:
+        if self.mono_for is not None:
+            if self.languages not in (None, [self.mono_for]):
+                raise ValueError(f"--mono-for {self.mono_for}: a monolingual control answers in {self.mono_for} "
+                                 "only; drop --lang")
+            self.languages = [self.mono_for]
         if self.method == "ilps" and self.mode == "generate":
             raise ValueError("masked and span-filling models are scored, not sampled: drop --mode generate")
         if (self.mode or "choice") == "choice" and self.samples not in (None, 1):
@@ -158,11 +174,13 @@ class LeakageProbe(Probe):
         return load_outcomes(store)
 
     def summarise(self, store: Store, **analysis: Any) -> dict[str, Any]:
-        """The analysis with ``alpha`` (default 0.05) and ``correction`` (default bh)."""
+        """The analysis with ``alpha`` (default 0.05), ``correction`` (default: the design's) and ``design``
+        (default: the study's)."""
         from biasatlas.probes.leakage.summary import summarise
 
-        self.check_analysis(analysis)
-        return summarise(store, alpha=analysis.get("alpha"), correction=analysis.get("correction"))
+        self.check_analysis(analysis, allowed=("alpha", "correction", "design"))
+        return summarise(store, alpha=analysis.get("alpha"), correction=analysis.get("correction"),
+                         design=analysis.get("design"))
 
     def print_summary(self, summary: dict[str, Any], console: Any) -> None:
         from biasatlas.probes.leakage.report import print_summary

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from biasatlas.probes.leakage.analysis import ALPHA, CORRECTION, analyse, coverage, finder_all
 from biasatlas.probes.leakage.data import LANGUAGES
+from biasatlas.probes.leakage.design import study_design, table3, table3_wide
 from biasatlas.probes.leakage.figure import flows_figure, flows_plot
 from biasatlas.probes.leakage.plan import NAME, TITLE
 from biasatlas.probes.leakage.summary import dropped_fits, notes
@@ -73,6 +74,15 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         flow.add_row(f["variant"], f["source"], f["target"], _fmt(f["estimate"]),
                      f"[{_fmt(f['ci_low'])}, {_fmt(f['ci_high'])}]", _fmt(f["p_adj"]), str(f["n_obs"]))
     console.print(flow if summary.get("flows") else "No significant leakage flow.")
+    if summary.get("table3"):
+        t3 = Table(title="Table 3 (Cao et al.): the monolingual control's coefficient (beta of Eq. 1), "
+                   "estimate [95% CI] (p)")
+        wide = table3_wide(pd.DataFrame(summary["table3"]))
+        for col in wide.columns:
+            t3.add_column(str(col))
+        for row in wide.itertuples(index=False):
+            t3.add_row(*[str(v) for v in row])
+        console.print(t3)
     if summary.get("dropped_fits"):
         left = Table(title="Fits left out of the flows, and why (with statsmodels' warnings)")
         for col in ("variant", "target", "n", "stage", "reason", "warnings"):
@@ -146,8 +156,12 @@ def wide_coefficients(coefficients: pd.DataFrame, alpha: float = ALPHA) -> pd.Da
 
 
 def report_sections(store: Store) -> list[Section]:
-    """The report's leakage section (default alpha 0.05 and BH correction)."""
-    analysis = analyse(store)
+    """The report's leakage section, in the study's design (ours: alpha 0.05 and BH correction; paper: zero
+    filled, uncorrected p < 0.05, monolingual controls, Table 3)."""
+    analysis = analyse(store, design=study_design(store))
+    paper = analysis.settings.get("design") == "paper"
+    family = "none: the paper design" if paper else "BH over each model's cross-language terms"
+    rule = "uncorrected p < 0.05" if analysis.settings.get("correction") == "none" else "BH-adjusted p < 0.05"
     section = Section(title=TITLE, methods=METHODS)
     cov = coverage(analysis)
     if cov.empty:
@@ -158,29 +172,34 @@ def report_sections(store: Store) -> list[Section]:
     if not analysis.coefficients.empty:
         section.add_table(wide_coefficients(analysis.coefficients),
                           "Leakage model coefficients, model variants side by side: estimate [95% CI], n cells, "
-                          "adjusted p (BH over each model's cross-language terms, * below 0.05; usable: "
+                          f"adjusted p ({family}, * below 0.05; usable: "
                           "converged, not singular). Language: the language the model answered in (the target).",
                           drill=NAME, drill_models=models)
         cols = ["variant", "target", "n_obs", "n_traits", "optimizer", "usable", "term", "estimate", "se", "ci_low",
                 "ci_high", "p", "p_adj"]
         section.add_table(analysis.coefficients[cols], "Every statistic of the leakage model coefficients (one "
-                          "row per model variant and term; adjusted p: BH over each model's cross-language terms)")
+                          "row per model variant and term; adjusted p: " + family + ")")
     left_out = pd.DataFrame(dropped_fits(analysis))
     if not left_out.empty:
         left_out["warnings"] = ["; ".join(w) for w in left_out["warnings"]]
         section.add_table(left_out, "Fits left out of the flows (not fitted, or not converged / singular)")
     if not analysis.flows.empty:
-        section.add_table(analysis.flows, "Leakage flows (positive, significant after BH)")
+        section.add_table(analysis.flows, f"Leakage flows (positive, {rule})")
     else:
         section.add_text("No significant positive leakage flow between languages.")
-    section.add_figure(flows_figure(analysis.flows, analysis.variants),
-                       "Leakage flows: human source → model target, one panel per model variant",
-                       plot=flows_plot(analysis.flows, analysis.variants))
+    section.add_figure(flows_figure(analysis.flows, analysis.subjects),
+                       ("As in Cao et al., Figure 2" if paper else "Leakage flows")
+                       + f": human source → model target ({rule}), one panel per model variant",
+                       plot=flows_plot(analysis.flows, analysis.subjects))
+    t3 = table3(analysis.fits)
+    if not t3.empty:
+        section.add_table(table3_wide(t3), "As in Cao et al., Table 3: the monolingual control's coefficient "
+                          "(beta of Eq. 1) per model (rows) and target language (columns), estimate [95% CI] (p)")
     examples = analysis.leaked
     if examples.empty and analysis.variants:
         # Without a significant flow, still show candidates against every other language, labelled as such.
         parts: list[pd.DataFrame] = []
-        for variant in analysis.variants:
+        for variant in analysis.subjects:
             for lang in LANGUAGES:
                 found = finder_all(analysis, variant, lang)
                 if not found.empty:

@@ -6,9 +6,11 @@ from typing import Any
 
 import pandas as pd
 
-from biasatlas.probes.leakage.analysis import ALPHA, CORRECTION, Analysis, analyse, coverage
+from biasatlas.probes.leakage.analysis import Analysis, analyse, coverage
 from biasatlas.probes.leakage.data import group_by_id
 from biasatlas.probes.leakage.groups import GROUP_NOTE
+
+from biasatlas.probes.leakage.design import study_design, table3
 from biasatlas.probes.leakage.scores import PLL_ILPS, measure
 from biasatlas.store import Store
 
@@ -21,6 +23,14 @@ FAMILY_NOTE = (
     "Multiple testing: the adjusted p of a flow corrects over that model's cross-language human coefficients "
     "(source != target, usable fits only, up to 12); own-language, intercept, mono and indicator terms are not "
     "leakage tests and keep their unadjusted p."
+)
+
+
+PAPER_NOTE = (
+    "Paper design (Cao et al. 2024): every missing human or control cell counts as 0, as the paper's code did, "
+    "so the non-shared groups stay in every fit; a flow is a positive cross-language coefficient with an "
+    "uncorrected p < 0.05 (no correction over the 12 tests of a model, as in the paper's Figure 2); Table 3 "
+    "is the monolingual control's coefficient per model and target language."
 )
 
 
@@ -68,9 +78,14 @@ def notes(analysis: Analysis) -> list[str]:
             "004, section 3.2). --keep-nonshared keeps them (those sources set to 0, with one missing-indicator "
             "term per source); --zero-fill is the paper code's rule."
         )
-    if analysis.fits:
+    if analysis.fits and analysis.settings.get("correction") != "none":
         out.append(FAMILY_NOTE)
         out.append(GROUP_NOTE)  # why no group is named as treated worse, as the other probes do
+
+    if analysis.settings.get("design") == "paper":
+        out.append(PAPER_NOTE)
+        if analysis.controls:
+            out.append(f"Monolingual controls (LM_tgt), not fitted themselves: {', '.join(analysis.controls)}.")
     return out
 
 
@@ -85,6 +100,7 @@ def summary_from(analysis: Analysis) -> dict[str, Any]:
                       for t, s in zip(best["trait"], best["score"], strict=True)]
             top_traits.append({"variant": variant, "lang": lang, "traits": ranked})
     return {
+        "design": analysis.settings.get("design", "ours"),
         "settings": analysis.settings,
         "measures": {v: measure(v) for v in analysis.variants},
         "coverage": records(coverage(analysis)),
@@ -92,16 +108,20 @@ def summary_from(analysis: Analysis) -> dict[str, Any]:
         "fits": [f.as_dict() for f in analysis.fits],
         "dropped_fits": dropped_fits(analysis),
         "flows": records(analysis.flows),
+        "table3": records(table3(analysis.fits)),
         "leaked_examples": records(analysis.leaked.head(50) if not analysis.leaked.empty else analysis.leaked),
         "notes": notes(analysis),
     }
 
 
-def summarise(store: Store, alpha: float | None = None, correction: str | None = None) -> dict[str, Any]:
-    """Coverage, leakage fits (bundled human tables, complete cases), flows and leaked-trait examples.
+def summarise(store: Store, alpha: float | None = None, correction: str | None = None,
+              design: str | None = None) -> dict[str, Any]:
+    """Coverage, leakage fits (bundled human tables), flows, Table 3 and leaked-trait examples.
 
-    ``alpha`` (default 0.05) is the level of a flow, ``correction`` (default bh) the adjustment of each
-    model's cross-language human coefficients.
+    ``design`` None: the study's (``run leakage --design``; ``ours`` by default: complete cases, BH; ``paper``:
+    zero-filled cells, uncorrected p, the ``--mono-for`` controls). ``alpha`` (default 0.05) is the level of a
+    flow, ``correction`` (default: the design's) the adjustment of each model's cross-language coefficients.
     """
-    return summary_from(analyse(store, alpha=ALPHA if alpha is None else alpha,
-                                correction=CORRECTION if correction is None else correction))
+    chosen = design or study_design(store)
+    return summary_from(analyse(store, alpha=alpha, correction=correction,
+                                design="paper" if chosen == "paper" else "ours"))

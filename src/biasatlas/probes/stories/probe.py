@@ -111,6 +111,14 @@ class StoriesProbe(Probe):
         own = _own(config)
         plan["extractors"] = (own.extractors or ["the generator"]) if own.extract else []
         plan["extraction_requests_at_most"] = plan["requests"] * len(plan["extractors"])
+        defaults = []
+        if not own.languages:
+            defaults.append("English only (the paper: 10 languages; --lang)")
+        if own.extract and len(own.extractors or []) <= 1:
+            defaults.append("one extractor, no majority vote (the paper: three extractors and a majority vote; "
+                            "--extractor)")
+        if defaults:  # said once, where the user sees the plan
+            plan["note"] = "Differs from StereoTales (Le Jeune et al.): " + "; ".join(defaults) + "."
         if own.extract:
             warnings = extraction_warnings(own.extractors)
             if warnings:

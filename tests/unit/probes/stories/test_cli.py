@@ -129,3 +129,10 @@ def test_associations_bad_analysis_option_is_one_line(tmp_path: Path, args: list
     result = runner.invoke(app, ["associations", "--study", str(tmp_path), *args])
     assert result.exit_code == 2, result.output
     assert needle in result.output
+
+
+def test_the_plan_states_the_defaults_that_differ_from_the_paper_once(tmp_path: Path) -> None:
+    note = _plan(tmp_path, "--limit", "4")["note"]
+    assert "English only" in note and "three extractors" in note and note.count("Differs") == 1
+    assert "note" not in _plan(tmp_path, "--limit", "4", "--lang", "en,fr", "--extractor", "fake:a,fake:b",
+                               "--model", "fake:g")
