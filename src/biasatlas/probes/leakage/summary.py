@@ -8,9 +8,8 @@ import pandas as pd
 
 from biasatlas.probes.leakage.analysis import Analysis, analyse, coverage
 from biasatlas.probes.leakage.data import group_by_id
-from biasatlas.probes.leakage.groups import GROUP_NOTE
-
 from biasatlas.probes.leakage.design import study_design, table3
+from biasatlas.probes.leakage.groups import GROUP_NOTE
 from biasatlas.probes.leakage.scores import PLL_ILPS, measure
 from biasatlas.store import Store
 
@@ -80,8 +79,8 @@ def notes(analysis: Analysis) -> list[str]:
         )
     if analysis.fits and analysis.settings.get("correction") != "none":
         out.append(FAMILY_NOTE)
+    if analysis.fits:
         out.append(GROUP_NOTE)  # why no group is named as treated worse, as the other probes do
-
     if analysis.settings.get("design") == "paper":
         out.append(PAPER_NOTE)
         if analysis.controls:
