@@ -135,7 +135,9 @@ def test_leakage_prompts_keep_the_system_message_and_options(exported: Path) -> 
     answers = pd.read_parquet(exported / "answers_leakage.parquet")
     assert answers["system_prompt"].notna().all()
     assert all(len(json.loads(o)) == 3 for o in answers["options"])
-    assert all(abs(sum(json.loads(p).values()) - 1) < 1e-6 for p in answers["option_probs"])
+    # a map (Parquet reads it back as (option, probability) pairs), never JSON text: its probabilities sum to 1
+    probs = [dict(p) for p in answers["option_probs"]]
+    assert all(len(p) == 3 and abs(sum(p.values()) - 1) < 1e-6 for p in probs)
     assert (answers["parsed_value"].isin([*answers["trait_a"], *answers["trait_b"], "neither"])).all()
 
 

@@ -56,15 +56,19 @@ def audit(
 
     CLI_COMMAND.set(resume_command())
     check_study(study, write=True)  # --plan-only too: it fails on what the run would fail on
-    try:
-        plan = plan_audit(file)
-        infos, notes = check_models(plan.audit, strict=True)
-        from biasatlas.readers.step import check_judge
+    from biasatlas.held_warnings import hold_warnings, release_warnings
 
-        check_judge(plan.audit)  # a judge that cannot be used is found before anything is asked
+    try:
+        with hold_warnings() as held:  # the plan's warnings after the models pass: an error stays one line
+            plan = plan_audit(file)
+            infos, notes = check_models(plan.audit, strict=True)
+            from biasatlas.readers.step import check_judge
+
+            check_judge(plan.audit)  # a judge that cannot be used is found before anything is asked
     except AuditError as exc:
         fail(str(exc))
         raise
+    release_warnings(held)
     if plan_only:
         _plan_only(plan, study, as_json, infos, notes)
         return

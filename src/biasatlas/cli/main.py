@@ -132,7 +132,8 @@ def _summary(store: Store, as_json: bool, analysis: dict[str, Any]) -> None:
     constant = study_factors(r for data in result.values() for r in data.get("statistics") or [])
     console.print(Text(title_line(store.dir, constant), style="bold"))
     for run in unfinished:
-        console.print(Text.assemble(("unfinished", "yellow"), ": ", unfinished_line(run)))
+        # one line, unwrapped whatever the width: the resume command at its end is copied whole
+        Console.print(console, Text.assemble(("unfinished", "yellow"), ": ", unfinished_line(run)), soft_wrap=True)
     if not result:
         console.print("The study holds no answers yet.")
         return

@@ -64,7 +64,7 @@ def answers_table(study: Study, probe: str) -> pd.DataFrame:
     out["parse_reason"] = _column(frame, reason_col) if reason_col else None
     for column in ("prompt_tokens", "completion_tokens", "latency_s", "finish_reason"):
         out[column] = _column(frame, column)
-    # a map (Parquet: a struct of the options; CSV: a JSON object), never JSON text inside Parquet
+    # a map (Parquet: a map of option to probability; CSV: a JSON object), never JSON text inside Parquet
     probs: list[Any] = [{str(k): float(p[k]) for k in sorted(p)} if isinstance(p, dict) else None
                         for p in _column(frame, "option_probs")]
     out["option_probs"] = pd.Series(probs, index=out.index, dtype=object)

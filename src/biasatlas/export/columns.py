@@ -46,8 +46,8 @@ ANSWER_TAIL: dict[str, str] = {
     "latency_s": "Seconds from sending the request to receiving the answer.",
     "finish_reason": "Why the model stopped, as the backend said (`stop`, `length` = cut at the token limit, ...); "
     "empty when it did not say.",
-    "option_probs": "Choice mode: the normalised probability of each option (Parquet: a struct, one field per "
-    "option; CSV: a JSON object); empty in generate mode.",
+    "option_probs": "Choice mode: the normalised probability of each option (Parquet: a map of option to "
+    "probability; CSV: a JSON object); empty in generate mode.",
     "errors": "Failed attempts stored for this request (SQLite `errors`); they are never served as answers.",
     "response_key": "Cache key of the request (SQLite `responses.key`): hash of backend, messages, options, settings "
     "and sample.",

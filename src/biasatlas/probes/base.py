@@ -138,10 +138,12 @@ class Probe(ABC):
         Probes with more than one step (stories: generation, then extraction) override this.
         A KeyboardInterrupt propagates after the run is marked interrupted; every answer stays stored.
         """
+        from biasatlas.held_warnings import hold_warnings, release_warnings
         from biasatlas.runner import run_plan
         from biasatlas.store import Store
 
-        prompts = self.plan(config)
+        with hold_warnings() as held:  # shown once the model and the study open: an error stays one line
+            prompts = self.plan(config)
         if not prompts:
             raise ProbeConfigError("the plan is empty: nothing to ask (check the filters)")
         from biasatlas.lock import study_writer
@@ -149,6 +151,7 @@ class Probe(ABC):
         model = backend.open()
         try:
             with study_writer(study), Store(study) as store:
+                release_warnings(held)
                 totals = run_plan(prompts, model, store, self.settings(config), samples=self.samples(config),
                                   config=self.run_record(config), progress=progress)
         finally:

@@ -115,7 +115,8 @@ def _cell(value: object, p_value: bool = False, names: dict[str, str] | None = N
     if p_value:  # the one p format of every display (3 significant digits, a floor, never "0")
         text = display_text(value, True)
         if text is not None and text != cell_text(value):
-            return escape(text)
+            # the floor as math ("$<1e-300$"), not the text-mode "\textless{}"
+            return f"${text.replace(' ', '')}$" if text.startswith("< ") else escape(text)
     number = _number(value)
     if number is not None:
         return number

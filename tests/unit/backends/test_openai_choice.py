@@ -99,7 +99,7 @@ def test_retry_after_forms() -> None:
 
 def test_error_message_uses_the_servers_words() -> None:
     assert error_message(404, b'{"error": {"message": "model x not found"}}') == "HTTP 404: model x not found"
-    assert error_message(502, b"<html>Bad gateway</html>") == "HTTP 502: <html>Bad gateway</html>"
+    assert error_message(502, b"<html>Bad gateway</html>") == "HTTP 502: an HTML page (Bad gateway)"
     assert error_message(500, b"") == "HTTP 500"
 
 

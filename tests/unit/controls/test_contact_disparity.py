@@ -53,11 +53,16 @@ def test_no_untouched_group_is_flagged(summary: dict[str, Any]) -> None:
 
 
 def test_summary_prints_the_headline_first(summary: dict[str, Any]) -> None:
+    from biasatlas.cli.headlines import print_headlines
+
     console = Console(file=io.StringIO(), width=300)
-    PROBE.print_summary(summary, console)
+    print_headlines({"contact": summary}, console, {})  # what `summary` prints before any table
     lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
-    assert all(line.startswith("group disparity ") for line in lines[:2])  # the first lines
-    named = {line.split("most disfavoured: ")[1].split(" [")[0] for line in lines[:2]}
+    blocks = [i for i, line in enumerate(lines) if line.startswith("Contact-hypothesis probe · ")]
+    assert len(blocks) == 2  # one block per language, each opening on its group disparity
+    disparity = [lines[i + 1] for i in blocks]
+    assert all(line.startswith("  group disparity: ") for line in disparity)
+    named = {line.split("most disfavoured: ")[1].split(" [")[0] for line in disparity}
     assert named == {"Buddhist +100.0 pp", "Buddhists +100.0 pp"}
 
 

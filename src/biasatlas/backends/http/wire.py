@@ -138,7 +138,9 @@ def html_summary(text: str) -> str | None:
     if not (head.startswith(("<!doctype html", "<html", "<head", "<body", "<?xml")) or "<html" in head):
         return None
     found = re.search(r"<(title|h1)[^>]*>(.*?)</\1>", text, re.IGNORECASE | re.DOTALL)
-    words = " ".join(re.sub(r"<[^>]+>", " ", html.unescape(found[2])).split()) if found else ""
+    # no title or heading: the page's own text (scripts and styles left out), e.g. "<html>Bad gateway</html>"
+    shown = found[2] if found else re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", text, flags=re.I | re.S)
+    words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", shown)).split())
     return f"an HTML page ({clip(words, 80)})" if words else "an HTML page"
 
 

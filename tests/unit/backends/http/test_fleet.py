@@ -470,5 +470,5 @@ def test_a_server_that_fails_its_setup_check_is_announced(stub: Any, servers: An
                                           "--base-url", up.url, "--base-url", down.url, "--fleet", "f",
                                           "--limit", "6", "--no-progress"])
     assert result.exit_code == 0, result.output
-    lines = [x for x in result.output.splitlines() if x.startswith("warning: ")]
+    lines = [x for x in result.output.splitlines() if x.startswith("warning: fleet")]
     assert len(lines) == 1 and down.url in lines[0] and "drained" in lines[0] and up.url not in lines[0]

@@ -100,7 +100,7 @@ def test_run_declares_no_backend_option_itself() -> None:
     from biasatlas.cli.options import SHARED_OPTION_NAMES
 
     own = set(inspect.signature(run_samaritan.run_samaritan).parameters) - set(SHARED_OPTION_NAMES)
-    assert own == {"category", "alpha", "correction", "equivalence_margin"}
+    assert own == {"category", "design", "alpha", "correction", "equivalence_margin"}
 
 
 def test_summary_without_a_study(tmp_path: Path) -> None:
