@@ -97,13 +97,28 @@ def disparity_units(delta: float, groups: int, *, base_rate: float = BASE_RATE, 
     if guess > MAX_UNITS:
         raise GroupPowerError(f"a disparity of {100 * delta:g} points needs more than {MAX_UNITS:,} questions per "
                               "group: too small to plan for")
-    n = max(1, math.ceil(guess))
-    # the closed form solves the one-tailed equation; the power is monotone in n, so step to the first n
-    while n > 1 and disparity_power(n - 1, delta, groups, base_rate=base_rate, alpha=alpha) >= power:
-        n -= 1
-    while disparity_power(n, delta, groups, base_rate=base_rate, alpha=alpha) < power:
-        n += 1
-    return n
+    # the closed form solves the one-tailed equation; the power is monotone in n, so bisect to the first n
+    # that reaches it (stepping from the guess one question at a time can take a million steps)
+    def enough(n: int) -> bool:
+        return disparity_power(n, delta, groups, base_rate=base_rate, alpha=alpha) >= power
+
+    high = max(1, math.ceil(guess))
+    while not enough(high):
+        if high > MAX_UNITS:
+            raise GroupPowerError(f"a disparity of {100 * delta:g} points needs more than {MAX_UNITS:,} questions "
+                                  "per group: too small to plan for")
+        high *= 2
+    low = 0  # enough(0) is False: no questions, no power
+    while high - low > 1:
+        mid = (low + high) // 2
+        if enough(mid):
+            high = mid
+        else:
+            low = mid
+    if high > MAX_UNITS:
+        raise GroupPowerError(f"a disparity of {100 * delta:g} points needs more than {MAX_UNITS:,} questions "
+                              "per group: too small to plan for")
+    return high
 
 
 def disparity_mde(n: int, groups: int, *, base_rate: float = BASE_RATE, alpha: float = 0.05,
