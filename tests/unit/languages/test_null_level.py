@@ -9,15 +9,22 @@ null_level_simulation.py; its figures are in docs/languages.md. A planted effect
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from null_plans import binomial_interval, contact_plan, contact_study, samaritan_plan, samaritan_study
+from null_plans import binomial_interval, contact_plan, contact_study, free_plans, samaritan_plan, samaritan_study
 
 ALPHA = 0.05
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _free_the_plans() -> Iterator[None]:
+    yield
+    free_plans()
 CONTACT_LANGUAGES = ("es", "fr", "zh")
 SAMARITAN_LANGUAGES = ("en", "fr", "zh")
 

@@ -7,8 +7,10 @@ and the forms that named another group (or insulted one) gone.
 
 from __future__ import annotations
 
+import gc
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from functools import cache
 
 import pytest
@@ -50,6 +52,15 @@ WRONG_GROUP = [("es", "P_D039", "obesas"), ("es", "P_D038", "obesa"), ("ko", "F_
 @cache
 def rendered(language: str) -> tuple[Prompt, ...]:
     return tuple(build_prompts(ContactConfig(languages=[language])))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _free_the_plans() -> Iterator[None]:
+    """Drop the rendered plans after this module: kept for the rest of a worker's session, their millions of
+    objects made every later garbage collection of that worker slow (the unit suite ran 4x slower)."""
+    yield
+    rendered.cache_clear()
+    gc.collect()
 
 
 def _form(prompt: Prompt) -> str:
