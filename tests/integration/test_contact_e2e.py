@@ -87,7 +87,7 @@ def test_cli_run_resume_summary_report(tmp_path: Path, monkeypatch: pytest.Monke
     printed = runner.invoke(app, ["summary", "--study", str(study)])
     flat = " ".join(printed.output.split())
     assert printed.exit_code == 0 and "P(biased)" in flat
-    assert "Contact-hypothesis adherence (paper 001 Table 3)" in flat and "CH indicator" not in flat
+    assert "Contact-hypothesis adherence (Raj et al., 2024, Table 3)" in flat and "CH indicator" not in flat
     report = runner.invoke(app, ["report", "--study", str(study)])
     assert report.exit_code == 0
     html = (study / "report.html").read_text()

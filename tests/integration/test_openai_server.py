@@ -217,8 +217,8 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
         cases = {
             "no API key": ["--model", "openai:gpt-4o-mini"],
             "unknown model 'nope'": ["--model", "openai:nope", "--base-url", stub.url],
-            "cannot reach": ["--model", "openai:m", "--base-url", f"http://127.0.0.1:{_free_port()}/v1"],
-            "does not speak the OpenAI API": ["--model", "openai:m", "--base-url", html.url],
+            "no server at": ["--model", "openai:m", "--base-url", f"http://127.0.0.1:{_free_port()}/v1"],
+            "not an OpenAI-compatible endpoint": ["--model", "openai:m", "--base-url", html.url],
         }
         for expected, extra in cases.items():
             out = subprocess.run([BIASATLAS, *base, *extra], capture_output=True, text=True, env=env, timeout=120)
