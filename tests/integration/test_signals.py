@@ -32,6 +32,9 @@ BIASATLAS = str(Path(sys.executable).parent / "biasatlas")
 #: (signal, when): "start" counts from the handler's installation, "asking" from the run's first request.
 SIGNALS = [(sig, when) for sig in (signal.SIGINT, signal.SIGTERM) for when in ("start", "asking")] * 5
 CONCURRENCY = 4
+#: one prompt set per group of the English plan: a balanced draw, so the run prints no balance warning and
+#: its one stderr line is the interrupt (1,857 prompts: ~9 s at the stub's pace, every signal lands mid-run)
+BALANCED_LIMIT = 1857
 NOISE = ("Traceback", "Task exception", "Fatal error", "never retrieved", "Exception ignored", "RuntimeError")
 
 
@@ -81,7 +84,7 @@ def test_any_signal_at_any_moment_is_one_line_exit_130_with_the_resume_command(t
         for index, (sig, when) in enumerate(signals):
             first_request()
             args = ["run", "contact", "--model", "openai:stub-model", "--base-url", stub.url, "--study", str(study),
-                    "--concurrency", str(CONCURRENCY), "--limit", "1000", "--seed", str(index)]
+                    "--concurrency", str(CONCURRENCY), "--limit", str(BALANCED_LIMIT), "--seed", str(index)]
             delay = rng.uniform(0, 2.0) if when == "start" else rng.uniform(0, 1.0)
             done, seconds = _signal_at_random(args, sig, delay, first_request if when == "asking" else None)
             where = f"{signal.Signals(sig).name} {delay:.3f} s after {when} (run {index}): {done.stderr!r}"
