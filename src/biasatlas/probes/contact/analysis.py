@@ -9,7 +9,7 @@ import pandas as pd
 from biasatlas.probes.contact.adherence import adherence_table
 from biasatlas.probes.contact.effects import contact_tests
 from biasatlas.probes.contact.read import MOVE_THRESHOLD
-from biasatlas.stats.proportions import mean_interval, rate_table
+from biasatlas.stats.proportions import bounded_mean_interval, mean_interval, rate_table
 
 __all__ = [
     "BASE", "DECISIONS", "TABLES", "acquiescence_table", "adherence_table", "all_tables", "contact_tests",
@@ -102,13 +102,22 @@ def framing_agreement_table(outcomes: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def _mean_rows(frame: pd.DataFrame, keys: list[str], column: str, name: str) -> pd.DataFrame:
-    """Per group of ``keys``: n, the mean of ``column`` and its t 95% interval."""
+def _mean_rows(frame: pd.DataFrame, keys: list[str], column: str, name: str, *,
+               probability: bool = False) -> pd.DataFrame:
+    """Per group of ``keys``: n, the mean of ``column`` and its t 95% interval (for a probability: Wilson's
+    where the t interval leaves [0, 1], ``ci_method`` saying which)."""
     out = []
     for key, group in frame.groupby(keys, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        mean, low, high = mean_interval(group[column].to_numpy(float))
-        out.append({**dict(zip(keys, key, strict=True)), "n": len(group), name: mean, "ci_low": low, "ci_high": high})
+        values = group[column].to_numpy(float)
+        row: dict[str, Any] = {**dict(zip(keys, key, strict=True)), "n": len(group)}
+        if probability:
+            mean, low, high, method = bounded_mean_interval(values)
+            row.update({name: mean, "ci_low": low, "ci_high": high, "ci_method": method})
+        else:
+            mean, low, high = mean_interval(values)
+            row.update({name: mean, "ci_low": low, "ci_high": high})
+        out.append(row)
     return pd.DataFrame(out)
 
 
@@ -124,7 +133,7 @@ def probability_table(outcomes: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         return pd.DataFrame()
     keys = [c for c in BASE + by if c in rows.columns]
     per_prompt = rows.groupby([*keys, "prompt_id"], sort=True, dropna=False)["p_biased"].mean().reset_index()
-    return _mean_rows(per_prompt, keys, "p_biased", "mean")
+    return _mean_rows(per_prompt, keys, "p_biased", "mean", probability=True)
 
 
 def direction_table(outcomes: pd.DataFrame) -> pd.DataFrame:

@@ -308,7 +308,7 @@ def sections(store: Any) -> list[Section]:
         if not table.empty:
             section.add_table(wide_rates(table, extra), f"{title}, models side by side", drill=NAME)
     for title, table in (
-        ("Mean P(biased option) per cell, choice mode (t 95% CI over prompts)",
+        ("Mean P(biased option) per cell, choice mode (t 95% CI over prompts; Wilson's where t leaves 0-1)",
          ca.probability_table(out, ["scale", "contact", "action"])),
         ("Change in P(unbiased) toward the framing vs no contact (t 95% CI over prompt sets)",
          ca.probability_direction_table(out)),

@@ -285,7 +285,8 @@ def _print_answer_tables(summary: dict[str, Any], console: Any, head: list[str])
                               for r in agreement]))
     probs = summary.get("p_biased", [])
     if probs:
-        console.print(_table("Mean P(biased option) per cell (choice mode) [t 95% CI over prompts]",
+        console.print(_table("Mean P(biased option) per cell (choice mode) [t 95% CI over prompts; Wilson's where "
+                             "t leaves 0-1]",
                              [*head, "contact", "n", "mean", "95% CI"],
                              [[*(str(r[k]) for k in KEYS), r["contact"], str(r["n"]), _num(r["mean"], ".3f"),
                                _interval(r["ci_low"], r["ci_high"], ".3f")] for r in probs]))
