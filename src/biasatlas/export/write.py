@@ -143,9 +143,12 @@ def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
     for column in frame.columns:
-        values = [v for v in frame[column].tolist() if v is not None and not _missing(v)]
-        if values and all(isinstance(v, dict) for v in values):
-            as_map = pa.array([list(v.items()) if isinstance(v, dict) else None for v in frame[column].tolist()],
+        if frame[column].dtype != object:  # mappings live only in object columns
+            continue
+        cells = frame[column].tolist()
+        present = [v for v in cells if v is not None and not _missing(v)]
+        if present and all(isinstance(v, dict) for v in present):
+            as_map = pa.array([list(v.items()) if isinstance(v, dict) else None for v in cells],
                               type=pa.map_(pa.string(), pa.float64()))
             table = table.set_column(table.schema.get_field_index(column), column, as_map)
     pq.write_table(table, path)

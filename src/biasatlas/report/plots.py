@@ -172,10 +172,9 @@ def _bounds(y_range: tuple[float, float] | None, title: str) -> tuple[float, flo
 
 def scale_interval(frame: pd.DataFrame, estimate: str, low: str, high: str, n: str | None,
                    bounds: tuple[float, float]) -> pd.DataFrame:
-    """``frame`` whose intervals that leave ``bounds`` are Wilson's (statsmodels' proportion_confint) on the
-    estimate and n. For a mean of values in [0, 1] the variance is at most p(1 - p), so this interval is at
-    least as wide as it needs to be; a row without n keeps its interval, cut at the bounds."""
-    from statsmodels.stats.proportion import proportion_confint
+    """``frame`` whose intervals that leave ``bounds`` are Wilson's on the estimate and n (the tables' rule,
+    :func:`biasatlas.stats.proportions.wilson_on_mean`); a row without n keeps its interval, cut at the bounds."""
+    from biasatlas.stats.proportions import wilson_on_mean
 
     out = frame.copy()
     lo, hi = bounds
@@ -185,7 +184,6 @@ def scale_interval(frame: pd.DataFrame, estimate: str, low: str, high: str, n: s
     outside = (low_v < lo) | (high_v > hi)
     if not outside.any():
         return out
-    width = hi - lo
     counts = (pd.to_numeric(out[n], errors="coerce") if n is not None and n in out.columns
               else pd.Series(math.nan, index=out.index))
     for i in outside[outside].index:
@@ -193,9 +191,7 @@ def scale_interval(frame: pd.DataFrame, estimate: str, low: str, high: str, n: s
         if math.isnan(count) or count <= 0 or pd.isna(est[i]):
             low_v[i], high_v[i] = max(lo, low_v[i]), min(hi, high_v[i])
             continue
-        share = min(1.0, max(0.0, (float(est[i]) - lo) / width))
-        a, b = proportion_confint(share * count, count, alpha=0.05, method="wilson")
-        low_v[i], high_v[i] = lo + width * float(a), lo + width * float(b)
+        low_v[i], high_v[i] = wilson_on_mean(float(est[i]), count, bounds)
     out[low], out[high] = low_v, high_v
     return out
 

@@ -20,6 +20,7 @@ _EXACT = {
     "q_value": "q (BH)",
     "ci_low": "95% CI low",
     "ci_high": "95% CI high",
+    "ci_method": "95% CI method",
     "pct": "%",
     "or": "odds ratio",
     "odds_ratio": "odds ratio",

@@ -94,9 +94,10 @@ def disparity_units(delta: float, groups: int, *, base_rate: float = BASE_RATE, 
     mean_t, var_t, var0 = _moments(delta, groups, base_rate)
     z, zb = norm.isf(family_alpha(alpha, groups) / 2), norm.ppf(power)
     guess = ((z * math.sqrt(var0) + zb * math.sqrt(max(var_t, 0.0))) / mean_t) ** 2
+    too_small = GroupPowerError(f"a disparity of {100 * delta:g} points needs more than {MAX_UNITS:,} questions "
+                                "per group: too small to plan for")
     if guess > MAX_UNITS:
-        raise GroupPowerError(f"a disparity of {100 * delta:g} points needs more than {MAX_UNITS:,} questions per "
-                              "group: too small to plan for")
+        raise too_small
     # the closed form solves the one-tailed equation; the power is monotone in n, so bisect to the first n
     # that reaches it (stepping from the guess one question at a time can take a million steps)
     def enough(n: int) -> bool:
@@ -105,8 +106,7 @@ def disparity_units(delta: float, groups: int, *, base_rate: float = BASE_RATE, 
     high = max(1, math.ceil(guess))
     while not enough(high):
         if high > MAX_UNITS:
-            raise GroupPowerError(f"a disparity of {100 * delta:g} points needs more than {MAX_UNITS:,} questions "
-                                  "per group: too small to plan for")
+            raise too_small
         high *= 2
     low = 0  # enough(0) is False: no questions, no power
     while high - low > 1:
@@ -116,8 +116,7 @@ def disparity_units(delta: float, groups: int, *, base_rate: float = BASE_RATE, 
         else:
             low = mid
     if high > MAX_UNITS:
-        raise GroupPowerError(f"a disparity of {100 * delta:g} points needs more than {MAX_UNITS:,} questions "
-                              "per group: too small to plan for")
+        raise too_small
     return high
 
 

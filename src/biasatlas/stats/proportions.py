@@ -33,19 +33,28 @@ def mean_interval(values: np.ndarray, alpha: float = 0.05) -> tuple[float, float
     return mean, mean - half, mean + half
 
 
-def bounded_mean_interval(values: np.ndarray, alpha: float = 0.05) -> tuple[float, float, float, str]:
-    """Mean of ``values`` in [0, 1] with its t interval, or Wilson's on the mean and n where the t interval
-    leaves [0, 1] (a mean of values in [0, 1] has variance at most p(1 − p), so Wilson's is wide enough), and
-    the name of the interval given ("t" or "wilson")."""
+def wilson_on_mean(mean: float, n: float, bounds: tuple[float, float] = (0.0, 1.0),
+                   alpha: float = 0.05) -> tuple[float, float]:
+    """Wilson's interval (statsmodels' proportion_confint) for a mean of ``n`` values within ``bounds``, the
+    mean taken as a share of the scale: a mean of values in [0, 1] has variance at most p(1 − p), so this
+    interval is at least as wide as it needs to be."""
     from statsmodels.stats.proportion import proportion_confint
 
+    lo, hi = bounds
+    width = hi - lo
+    share = min(1.0, max(0.0, (mean - lo) / width))
+    a, b = proportion_confint(share * n, n, alpha=alpha, method="wilson")
+    return lo + width * float(a), lo + width * float(b)
+
+
+def bounded_mean_interval(values: np.ndarray, alpha: float = 0.05) -> tuple[float, float, float, str]:
+    """Mean of ``values`` in [0, 1] with its t interval, or :func:`wilson_on_mean` where the t interval leaves
+    [0, 1], and the name of the interval given ("t" or "wilson")."""
     mean, low, high = mean_interval(values, alpha)
-    n = int(np.count_nonzero(~np.isnan(np.asarray(values, float))))
     if math.isnan(low) or (low >= 0 and high <= 1):
         return mean, low, high, "t"
-    share = min(1.0, max(0.0, mean))
-    a, b = proportion_confint(share * n, n, alpha=alpha, method="wilson")
-    return mean, float(a), float(b), "wilson"
+    n = int(np.count_nonzero(~np.isnan(np.asarray(values, float))))
+    return (mean, *wilson_on_mean(mean, n, alpha=alpha), "wilson")
 
 
 def rate_table(

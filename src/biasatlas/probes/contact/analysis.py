@@ -110,13 +110,11 @@ def _mean_rows(frame: pd.DataFrame, keys: list[str], column: str, name: str, *,
     for key, group in frame.groupby(keys, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         values = group[column].to_numpy(float)
-        row: dict[str, Any] = {**dict(zip(keys, key, strict=True)), "n": len(group)}
+        mean, low, high, method = bounded_mean_interval(values) if probability else (*mean_interval(values), "t")
+        row: dict[str, Any] = {**dict(zip(keys, key, strict=True)), "n": len(group), name: mean, "ci_low": low,
+                               "ci_high": high}
         if probability:
-            mean, low, high, method = bounded_mean_interval(values)
-            row.update({name: mean, "ci_low": low, "ci_high": high, "ci_method": method})
-        else:
-            mean, low, high = mean_interval(values)
-            row.update({name: mean, "ci_low": low, "ci_high": high})
+            row["ci_method"] = method
         out.append(row)
     return pd.DataFrame(out)
 
