@@ -10,6 +10,9 @@ seven groups of a language). Requirements, per language:
 - of the 6 untouched groups, at most 2 are flagged (the 99% quantile of Binomial(6, 0.05));
 - the base model does not show the planted effect (not found, and its interval lies below the card's
   effect);
+- every surface a user reads (the first lines of `summary`, the report's overview grid, the export's headline
+  rows) names the planted group as the most disfavoured, with its interval, in both languages, and names no
+  group for the base model;
 - Social Contact Debiasing of the control (the shipped contact-scd adapter) reduces the planted effect
   (paired interval of before − after above zero; 54 more prompts).
 Cost: 126 + 84 prompts in choice mode; 195 s on this shared 2-core machine at load ~5 with one torch
@@ -18,9 +21,13 @@ thread (375 s with two threads at load 5-12); over the 120 s budget here, less o
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import headline_surfaces  # tests/helpers/
 import pytest
 
 pytest.importorskip("torch")
@@ -68,6 +75,35 @@ def debiased(study: Path, with_adapter: ContactCheck) -> list[dict[str, Any]]:
     groups = [*contact.UNTOUCHED["en"][:2], *contact.UNTOUCHED["de"][:2]]
     measured = contact_scd.measure(ADAPTER, adapter_dir(contact_scd.NAME), study, CELLS, seed=SEED, groups=groups)
     return list(measured["reductions"])
+
+
+@pytest.fixture(scope="module")
+def surfaces(study: Path, with_adapter: ContactCheck, base_only: ContactCheck) -> dict[str, dict[Any, Any]]:
+    """The group headline as `summary`, `report` and `export` show it for the study of both measurements."""
+    cli = str(Path(sys.executable).with_name("biasatlas"))
+    env = {**os.environ, "COLUMNS": "100"}
+    summary = subprocess.run([cli, "summary", "--study", str(study)], capture_output=True, text=True, env=env,
+                             check=True, timeout=300)
+    subprocess.run([cli, "report", "--study", str(study)], capture_output=True, check=True, timeout=300)
+    subprocess.run([cli, "export", "--study", str(study), "--to", str(study / "export"), "--format", "csv"],
+                   capture_output=True, check=True, timeout=300)
+    return {"summary": headline_surfaces.from_summary(summary.stdout),
+            "report": headline_surfaces.from_report(study / "report.html"),
+            "export": headline_surfaces.from_export(study / "export" / "statistics_contact.csv")}
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_every_surface_names_the_planted_group(surfaces: dict[str, dict[Any, Any]], with_adapter: ContactCheck,
+                                               base_only: ContactCheck, language: str) -> None:
+    planted = contact.PLANTED[language]
+    controlled, base = (with_adapter.backend_id, language), (base_only.backend_id, language)
+    for name in ("summary", "report"):
+        text = surfaces[name][controlled]
+        assert f"most disfavoured: {planted} +" in text and "[" in text, (name, text)
+        assert "no religion group differs" in surfaces[name][base], (name, surfaces[name][base])
+    row = surfaces["export"][controlled]
+    assert row["group"] == planted and row["significant"] and row["ci_low"] > 0, row.to_dict()
+    assert not surfaces["export"][base]["significant"], surfaces["export"][base].to_dict()
 
 
 def test_the_shipped_adapter_is_small_safetensors() -> None:

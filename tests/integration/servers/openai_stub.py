@@ -7,10 +7,11 @@ Retry-After, 500, 503, an answer slower than the client's timeout, a dropped con
 malformed JSON, or empty ``choices``. ``GET /stats`` tells how often each prompt was asked and
 answered. Run: ``python openai_stub.py --port 0`` (prints ``READY <port>`` when it listens).
 
-``--answer Yes`` makes it answer "Yes" to everything (two stubs, one per answer, tell servers
-apart). ``response_format`` is taken in both dialects (json_schema, json_object+schema) and
-answered as ``{"answer": ...}``, unless ``--response-format`` says otherwise. ``POST
-/v1/completions`` is a toy language model (:func:`tokenize`, :func:`token_logprob`) with
+``--refuse WORD`` (repeatable) plants a refused group: a chat prompt naming WORD (case-insensitive) gets the
+negative option "No" with P(Yes) 0.01, whatever its hash says. ``--answer Yes`` makes it answer "Yes" to
+everything (two stubs, one per answer, tell servers apart). ``response_format`` is taken in both dialects
+(json_schema, json_object+schema) and answered as ``{"answer": ...}``, unless ``--response-format`` says otherwise.
+``POST /v1/completions`` is a toy language model (:func:`tokenize`, :func:`token_logprob`) with
 ``echo`` and ``logprobs``, as vLLM's; ``--apply-template`` adds llama.cpp's ``POST /apply-template``
 (:data:`TEMPLATE`).
 
@@ -247,7 +248,10 @@ def build_app(args: argparse.Namespace) -> Any:
         if fault == "empty":
             return web.json_response({"id": "chatcmpl-stub", "object": "chat.completion", "choices": []})
         p = p_yes(digest) if not args.answer else (0.99 if args.answer == "Yes" else 0.01)
-        answer = args.answer or ("Yes" if p > 0.5 else "No")
+        text = " ".join(str(m.get("content", "")) for m in messages).lower()
+        if any(word.lower() in text for word in args.refuse or ()):
+            p = 0.01  # a refused group: every prompt naming it gets the negative option
+        answer = args.answer if args.answer and not args.refuse else ("Yes" if p > 0.5 else "No")
         choice: dict[str, Any] = {
             "index": 0,
             "finish_reason": "stop",
@@ -390,6 +394,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--personality", choices=("openai", "html"), default="openai")
     ap.add_argument("--canned", action="store_true", help="one fixed answer, nothing parsed (benchmarks)")
     ap.add_argument("--answer", choices=("Yes", "No"), help="answer this to every prompt")
+    ap.add_argument("--refuse", action="append", metavar="WORD",
+                    help="answer 'No' to every chat prompt naming WORD (a refused group); repeatable")
     ap.add_argument(
         "--response-format",
         choices=("both", "json_object", "reject", "ignore"),
