@@ -140,3 +140,7 @@ def _finish(study: Path, setting: str, analysis: dict[str, Any]) -> None:
         PROBE.print_summary(summary, Console())
         path = build_report(store, study)
     console.print(f"report written: {path}")
+
+
+# `biasatlas debias-study sheet|score` (the human study of Table 5) lives beside: registered with this command
+from biasatlas.cli import debias_study as _debias_study  # noqa: E402, F401

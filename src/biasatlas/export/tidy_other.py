@@ -214,4 +214,48 @@ def debias_rows(summary: dict[str, Any]) -> list[Row]:
                 {**t, "effect_name": f"difference in the {t.get('quantity') or 'error rate'} (after − before)"},
                 _kind(t.get("method")), t.get("n"), alpha, source="quality.bbq.tests", **where,
                 condition=t.get("condition"), n_unit="BBQ items read before and after"))
+    return rows + bbq_pairwise_rows(summary.get("bbq_pairwise"), alpha) + human_study_rows(
+        summary.get("human_study") or [])
+
+
+def bbq_pairwise_rows(block: dict[str, Any] | None, alpha: float) -> list[Row]:
+    """Table 6's significance: one row per two models and BBQ statistic (paired bootstrap, Holm over the pairs)."""
+    rows: list[Row] = []
+    level = (block or {}).get("confidence")
+    for r in (block or {}).get("rows") or []:
+        rows.append({
+            "source": "quality.bbq.pairwise", "task": "bbq", "model": f"{r['first_model']} → {r['second_model']}",
+            "setting": r.get("second"), "comparison": f"{r['second']} vs {r['first']}", "measure": r["statistic"],
+            "test": "paired bootstrap of items", "estimate": r.get("difference"),
+            "estimand": f"difference in BBQ {r.get('what')} (second − first)", "ci_low": r.get("ci_low"),
+            "ci_high": r.get("ci_high"),
+            "ci_level": None if _missing(r.get("ci_low")) else level,
+            "ci_method": f"percentile ({r.get('resamples')} resamples, seed {r.get('seed')})",
+            "p": r.get("p"), "p_adj": r.get("p_adj"), "correction": r.get("correction"), "alpha": alpha,
+            "family": "debias BBQ pairwise: the pairs of one statistic", "significant": _significant(r.get("p_adj"),
+                                                                                                   alpha),
+            "n": r.get("n"), "n_unit": "BBQ items answered by both models",
+            # a bootstrap has no exact small-sample floor: no units rule (min_units empty)
+            **flag_columns(None, None, alpha, "", r.get("p"), r.get("note")),
+        })
+    return rows
+
+
+def human_study_rows(scores: list[dict[str, Any]]) -> list[Row]:
+    """Table 5's agreement: Cohen's kappa between the two annotators per criterion and over both (no test)."""
+    rows: list[Row] = []
+    for result in scores:
+        parts = [(c, part["kappa"]) for c, part in (result.get("criteria") or {}).items()]
+        for criterion, k in [*parts, ("both criteria", result.get("kappa_pooled") or {})]:
+            rows.append({
+                "source": "human_study", "task": "human study", "setting": result.get("setting"),
+                "model": f"{result.get('before_model')} → {result.get('after_model')}", "measure": criterion,
+                "comparison": "annotator 1 vs annotator 2", "test": None, "estimate": k.get("kappa"),
+                "estimand": "Cohen's kappa between the two annotators (de-blinded labels)",
+                "ci_low": (k.get("kappa_ci") or [None, None])[0], "ci_high": (k.get("kappa_ci") or [None, None])[1],
+                "ci_level": CI_LEVEL if k.get("kappa_ci") else None, "ci_method": "asymptotic (statsmodels)",
+                "n": k.get("n"), "n_unit": "rated pairs (both criteria: pairs × 2)",
+                **flag_columns(None, None, CI_LEVEL, "", 0.0, None, None if k.get("kappa") is not None else
+                               not_tested(k.get("note") or "kappa undefined")),
+            })
     return rows

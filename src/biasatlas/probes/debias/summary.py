@@ -2,7 +2,8 @@
 
 Not a probe that asks its own questions: it reads the contact runs that ``biasatlas debias``
 tagged as the base ("before") and tuned ("after") side of a setting, pairs their answers to the
-same prompts, and adds the QA (ROUGE-L) and BBQ quality checks when they were run.
+same prompts, and adds the QA (ROUGE-L) and BBQ quality checks when they were run, BBQ's pairwise
+bootstrap between the models (Table 6) and the scored human fluency / relevance study (Table 5).
 """
 
 from __future__ import annotations
@@ -69,7 +70,15 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
             out["quality"].append({**comp, "task": "qa", **quality.qa_summary(store, comp)})
         elif comp["part"] == "bbq":
             out["quality"].append({**comp, "task": "bbq", **quality.bbq_summary(store, comp)})
-    if not out["contact"] and not out["quality"]:
+    from biasatlas.probes.debias import bbq_bootstrap, human_study
+
+    pairwise = bbq_bootstrap.study_pairwise(store)
+    if pairwise is not None:  # Table 6's significance: every two BBQ models on their common items
+        out["bbq_pairwise"] = pairwise
+    scored = human_study.stored_scores(store)
+    if scored:  # Table 5: the human fluency / relevance study, the latest score of each sheet
+        out["human_study"] = scored
+    if not out["contact"] and not out["quality"] and not scored:
         return {}
     out["analysis"] = {"alpha": alpha, "correction": correction}
     return out
@@ -141,3 +150,31 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
                         f"(n={row['ambig_n']}), disambiguated {row['disambig_acc']:.3f} (n={row['disambig_n']}); "
                         f"bias score ambiguous {row['bias_ambig']:.3f}, disambiguated {row['bias_disambig']:.3f}"
                     )
+    _print_pairwise(summary.get("bbq_pairwise"), console)
+    for result in summary.get("human_study") or []:
+        from biasatlas.probes.debias.human_study_score import kappa_text
+
+        counts = "; ".join(
+            f"{c}: " + ", ".join(f"{k} {v}" for k, v in part["agreed"].items()) + f", {part['disagreed']} disagree"
+            for c, part in result["criteria"].items())
+        console.print(f"Human study ({result['setting']}, {result['n']} pairs, both annotators agree on) {counts}; "
+                      f"{kappa_text(result['kappa_pooled'])} (both criteria)", markup=False)
+
+
+def _print_pairwise(block: dict[str, Any] | None, console: Any) -> None:
+    """BBQ between every two models (Table 6's significance): difference [95% CI], p, Holm-adjusted p."""
+    from rich.table import Table
+
+    if not block or not block.get("rows"):
+        return
+    t = Table(title=f"BBQ between models: paired bootstrap of items ({block['resamples']} resamples, seed "
+                    f"{block['seed']}), second − first; p adj: {block['correction']} over the pairs of a statistic")
+    for col in ("first", "second", "statistic", "n", "value 1", "value 2", "difference [95% CI]", "p", "p adj"):
+        t.add_column(col, justify="left" if col in ("first", "second", "statistic") else "right")
+    for r in block["rows"]:
+        value = "–" if r["difference"] is None else f"{r['difference']:+.3f}" + (
+            "" if r["ci_low"] is None else f" [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]")
+        shown = ["–" if v is None else f"{v:.3f}" for v in (r["first_value"], r["second_value"])]
+        t.add_row(r["first"], r["second"], r["statistic"], str(r["n"]), *shown, value, _p(r["p"]),
+                  _p(r.get("p_adj")))
+    console.print(t)
