@@ -38,8 +38,12 @@ NOT_HERE = [
     "the quality check: the paper's 100 WikiMovies questions at temperature 0.2 are not available offline; ours "
     "are our 105 general-knowledge questions, greedy, scored with ROUGE-L like the paper's (the closest we can run)",
     "BERTScore: not computed (its scoring model is not available offline); ROUGE-L alone",
-    "the human fluency / relevance study (Table 5, Cohen's kappa) and BBQ's pairwise bootstrap between settings "
-    "(Table 6) are not run by `debias`",
+    "the human fluency / relevance study (Table 5, Cohen's kappa): not run by `debias` itself; `debias-study sheet` "
+    "draws the blinded sheet of QA answers for two annotators and `debias-study score` scores it (the answers are "
+    "our QA set's, not WikiMovies')",
+    "BBQ's pairwise bootstrap between settings (Table 6): computed by the summary over every model the study "
+    "asked BBQ (`--bbq`); the paper's procedure is not stated, ours is a paired percentile bootstrap of items, "
+    "Holm over the pairs",
     "tuning: LoRA rank 8 on q_proj, v_proj (ours; the paper says instruction tuning for 1 epoch, no method)",
 ]
 
