@@ -85,8 +85,11 @@ def check_sheets(known: dict[str, dict[str, Any]], files: list[tuple[str, pd.Dat
     if not problems and not drawn:
         problems.append("no row to score")
     if not problems:
+        unrated = [c for c in RATING_COLUMNS if not any(c in cells for cells in given.values())]
+        if unrated:  # a whole annotator's columns empty: their copy was left out, most likely
+            problems.append(f"{', '.join(unrated)}: empty in every file (give each annotator's copy)")
         for pair in sorted(given):
-            empty = [c for c in RATING_COLUMNS if c not in given[pair]]
+            empty = [c for c in RATING_COLUMNS if c not in given[pair] and c not in unrated]
             if empty:
                 problems.append(f"pair {pair}: {', '.join(empty)} not rated in any file")
         for pair in sorted(set(known[next(iter(drawn))]["pairs"]) - set(given)) if drawn else []:

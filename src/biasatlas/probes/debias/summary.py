@@ -152,10 +152,12 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
                     )
     _print_pairwise(summary.get("bbq_pairwise"), console)
     for result in summary.get("human_study") or []:
+        from biasatlas.probes.debias.human_study import COLUMNS_OF_TABLE
         from biasatlas.probes.debias.human_study_score import kappa_text
 
-        counts = "; ".join(
-            f"{c}: " + ", ".join(f"{k} {v}" for k, v in part["agreed"].items()) + f", {part['disagreed']} disagree"
+        counts = "; ".join(  # Table 5's column order (a stored score's keys come back sorted)
+            f"{c}: " + ", ".join(f"{k} {part['agreed'].get(k, 0)}" for k in COLUMNS_OF_TABLE)
+            + f", {part['disagreed']} disagree"
             for c, part in result["criteria"].items())
         console.print(f"Human study ({result['setting']}, {result['n']} pairs, both annotators agree on) {counts}; "
                       f"{kappa_text(result['kappa_pooled'])} (both criteria)", markup=False)

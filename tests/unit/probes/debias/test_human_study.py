@@ -108,6 +108,8 @@ def _case(name: str, sheet: pd.DataFrame, key: dict[str, Any]) -> list[tuple[str
         bad = good.copy()
         bad.loc[4, "relevance_2"] = " "
         return [("s.csv", bad)]
+    if name == "one annotator's copy only":
+        return [("annotator1.csv", good.assign(fluency_2="", relevance_2=""))]
     if name == "a pair dropped":
         return [("s.csv", good.iloc[1:])]
     if name == "two copies disagree":
@@ -128,6 +130,7 @@ SHEETS = [
     ("a sheet of another study", r"8 problem\(s\).*sheet_id 'S0123456789' is not a sheet of this study"),
     ("unknown pair id", r"s.csv line 2: pair_id 'P999' is not in sheet"),
     ("a rating left empty", r"pair P005: relevance_2 not rated in any file"),
+    ("one annotator's copy only", r"1 problem\(s\).*fluency_2, relevance_2: empty in every file"),
     ("a pair dropped", r"pair P001: not rated in any file"),
     ("two copies disagree", r"b.csv line 2 \(pair P001\): fluency_1 is \w+ here but \w+ in a.csv line 2"),
 ]
