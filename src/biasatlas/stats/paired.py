@@ -196,11 +196,36 @@ def wilcoxon_signed_rank(x: np.ndarray, y: np.ndarray) -> TestResult:
     nz = d[d != 0]
     if len(nz) == 0:
         return TestResult("Wilcoxon signed-rank", n, math.nan, 1.0, 0.0, "rank-biserial r", math.nan, math.nan)
-    res = sps.wilcoxon(x[ok], y[ok])
     ranks = sps.rankdata(np.abs(nz))
     r = float((ranks[nz > 0].sum() - ranks[nz < 0].sum()) / ranks.sum())
-    return TestResult("Wilcoxon signed-rank", n, float(res.statistic), float(res.pvalue), r, "rank-biserial r",
-                      math.nan, math.nan)
+    if n <= PERMUTATION_MAX_N and (len(nz) < n or len(np.unique(np.abs(nz))) < len(nz)):
+        statistic, p = _wilcoxon_permutation(d, ranks)
+    else:
+        res = sps.wilcoxon(x[ok], y[ok])
+        statistic, p = float(res.statistic), float(res.pvalue)
+    return TestResult("Wilcoxon signed-rank", n, statistic, p, r, "rank-biserial r", math.nan, math.nan)
+
+
+#: scipy's ``wilcoxon(method="auto")`` takes the exact sign-flip permutation null up to this many pairs when
+#: the differences hold zeros or ties (2**13 flips fit in its default 9,999 resamples: the null is complete)
+PERMUTATION_MAX_N = 13
+
+
+def _wilcoxon_permutation(d: np.ndarray, nonzero_ranks: np.ndarray) -> tuple[float, float]:
+    """``scipy.stats.wilcoxon``'s statistic and two-sided p where it runs a permutation test (ties or zeros,
+    n <= 13): the same ``permutation_test`` over the signs of the differences ``d``, with the same statistic
+    R+ (the sum of the ranks of the non-zero |d| over positive d; zeros rank 0, as its "wilcox" zero method
+    drops them), vectorised: scipy passes a statistic that numpy applies one resample at a time."""
+    ranks = np.zeros(len(d))
+    ranks[d != 0] = nonzero_ranks
+
+    def r_plus(flipped: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.sum((flipped > 0) * ranks, axis=axis)
+
+    res = sps.permutation_test((d,), r_plus, permutation_type="samples", vectorized=True, axis=-1,
+                               n_resamples=9999, alternative="two-sided")
+    plus = float(ranks[d > 0].sum())
+    return min(plus, float(ranks[d < 0].sum())), float(res.pvalue)
 
 
 def paired_mean_difference(after: np.ndarray, before: np.ndarray, alpha: float = 0.05,

@@ -33,3 +33,19 @@ def test_holm_collects_no_garbage(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gc, "collect", lambda *a: calls.append(a) or 0)
     adjust([0.01, 0.02, 0.2], "holm")
     assert calls == []
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_wilcoxon_equals_scipy_on_ties_and_zeros(seed: int) -> None:
+    """The signed-rank test's own permutation route (ties or zeros, n <= 13) gives scipy's statistic and p."""
+    from scipy.stats import wilcoxon
+
+    from biasatlas.stats.paired import wilcoxon_signed_rank
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 11)) if seed % 5 else 13
+    x, y = rng.choice([0.0, 0.5, 1.0, 2.0], size=n), rng.choice([0.0, 1.0, 1.5], size=n)
+    if np.array_equal(x, y):
+        y[0] += 1.0
+    ours, theirs = wilcoxon_signed_rank(x, y), wilcoxon(x, y)
+    assert ours.p == float(theirs.pvalue) and ours.statistic == float(theirs.statistic)
