@@ -42,6 +42,9 @@ METHODS = (
 )
 
 
+#: the summary's default level: the report shows the summary's tables
+ALPHA = 0.05
+
 ADHERENCE_CAPTION = ("Contact-hypothesis adherence (paper 001 Table 3): % biased [Wilson 95% CI] (n) lower under "
                      "positive and higher under negative contact than under none; change vs none in percentage "
                      "points [Newcombe 95% CI, paired on prompt sets]")
@@ -104,14 +107,16 @@ def wide_rates(table: pd.DataFrame, values: tuple[str, ...] = ("n",)) -> pd.Data
     return side_by_side(shown, rows, {c: column_label(c) for c in columns})
 
 
-def with_flags(tests: pd.DataFrame, out: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+def with_flags(tests: pd.DataFrame, out: pd.DataFrame, alpha: float = 0.05,
+               quality: list[dict[str, Any]] | None = None) -> pd.DataFrame:
     """``tests`` with each row's ``flags`` and ``flag_notes``, as the statistics rows decide them (the same
-    rows as `summary --json` and the export: :func:`biasatlas.export.tidy.contact_rows`)."""
+    rows as `summary --json` and the export: :func:`biasatlas.export.tidy.contact_rows`); ``quality``: the
+    summary's ``answer_quality`` rows where the caller has them (else computed from ``out``)."""
     from biasatlas.export.tidy import contact_rows
     from biasatlas.probes.contact.summary import answer_quality, test_flags
 
     summary: dict[str, Any] = {"tests": ca.records(tests), "analysis": {"alpha": alpha},
-                               "answer_quality": ca.records(answer_quality(out))}
+                               "answer_quality": quality if quality is not None else ca.records(answer_quality(out))}
     summary["statistics"] = contact_rows(summary)
     found = test_flags(summary)
     return tests.assign(flags=pd.Series([f for f, _ in found], index=tests.index, dtype=object),
@@ -272,25 +277,44 @@ def heatmap_plot(outcomes_frame: pd.DataFrame) -> Any:
                           zmin=0, zmax=100, digits=2)
 
 
+def _frame(summary: dict[str, Any], key: str, compute: Any) -> pd.DataFrame:
+    """The summary's table ``key`` as a frame (its records give the same frame back); computed where the
+    summary's is empty (an empty list keeps no columns)."""
+    records = summary.get(key)
+    return pd.DataFrame(records) if records else compute()
+
+
 def sections(store: Any) -> list[Section]:
+    """The probe's sections; their tables are the summary's (the report's headline computed it: not again)."""
+    from biasatlas.probes.contact.summary import summarise
+    from biasatlas.report.cache import probe_summary
+
     out = outcomes(store.frame(probe=NAME), store)
     section = Section("Contact-hypothesis probe", methods=METHODS)
     if out.empty:
         section.add_text("No scored answers yet.")
         return [section]
-    tables = ca.all_tables(out)
-    from biasatlas.probes.contact.disparity import add_to_section
+    summary = probe_summary(NAME, lambda: summarise(store))
+    names = ("by_contact", "by_contact_action", "by_group", "by_scenario", "by_principle")
+    tables = {name: _frame(summary, name, lambda name=name: ca.all_tables(out)[name]) for name in names}
+    from biasatlas.export.tidy_disparity import disparity_rows
+    from biasatlas.probes.contact.disparity import FAMILY
+    from biasatlas.probes.contact.disparity import METHODS as DISPARITY_METHODS
+    from biasatlas.report.disparity import add_disparity
 
-    add_to_section(section, out)  # which group of an axis is treated worse: first
+    # which group of an axis is treated worse: first (the summary's rows, as disparity.add_to_section's)
+    add_disparity(section, disparity_rows(NAME, summary.get("group_disparity") or [], ALPHA, FAMILY), "axis",
+                  DISPARITY_METHODS)
     section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing",
                        plot=bar_plot(tables["by_contact"]))
     section.add_table(wide_rates(tables["by_contact"]), "By contact framing, models side by side: % of answers "
                       "[Wilson 95% CI] (count) per decision (paper 001 Table 3)", drill=NAME)
-    for by, where in (([], ""), (["axis"], " by axis"), (["axis", "group"], " by group")):
-        adherence = ca.adherence_table(out, by)
+    for key, by, where in (("adherence", [], ""), ("adherence_by_axis", ["axis"], " by axis"),
+                           ("adherence_by_group", ["axis", "group"], " by group")):
+        adherence = _frame(summary, key, lambda by=by: ca.adherence_table(out, by))
         if not adherence.empty:
             section.add_table(adherence_display(adherence), f"{ADHERENCE_CAPTION}{where}", drill=NAME)
-    probabilities = ca.probability_table(out, ["scale", "contact"])
+    probabilities = _frame(summary, "p_biased", lambda: ca.probability_table(out, ["scale", "contact"]))
     if not probabilities.empty:
         section.add_figure(probability_by_contact(probabilities),
                            "Mean P(biased option) by contact framing (choice mode)",
@@ -299,25 +323,27 @@ def sections(store: Any) -> list[Section]:
         section.add_table(wide_rates(tables["by_contact_action"]), "By scale × contact × action (action "
                           "polarity), models side by side", drill=NAME)
     for title, table, extra in (
-        ("Acquiescence: % affirmative answers (yes-saying)", ca.acquiescence_table(out), ("n",)),
+        ("Acquiescence: % affirmative answers (yes-saying)",
+         _frame(summary, "acquiescence", lambda: ca.acquiescence_table(out)), ("n",)),
         ("Framing agreement (our per-prompt measure, not in paper 001): % of framed answers whose decision "
-         "agrees with the framing, no comparison with no contact", ca.framing_agreement_table(out),
-         ("n", "unscored")),
-        ("Did the decision move toward the contact framing (vs no contact)?", ca.direction_table(out), ("n",)),
+         "agrees with the framing, no comparison with no contact",
+         _frame(summary, "framing_agreement", lambda: ca.framing_agreement_table(out)), ("n", "unscored")),
+        ("Did the decision move toward the contact framing (vs no contact)?",
+         _frame(summary, "direction", lambda: ca.direction_table(out)), ("n",)),
     ):
         if not table.empty:
             section.add_table(wide_rates(table, extra), f"{title}, models side by side", drill=NAME)
     for title, table in (
         ("Mean P(biased option) per cell, choice mode (t 95% CI over prompts; Wilson's where t leaves 0-1)",
-         ca.probability_table(out, ["scale", "contact", "action"])),
+         _frame(summary, "p_biased_by_action", lambda: ca.probability_table(out, ["scale", "contact", "action"]))),
         ("Change in P(unbiased) toward the framing vs no contact (t 95% CI over prompt sets)",
-         ca.probability_direction_table(out)),
+         _frame(summary, "direction_probability", lambda: ca.probability_direction_table(out))),
     ):
         if not table.empty:
             section.add_table(_by_model(table), title, drill=NAME)  # the CSV copy keeps every digit
-    tests = ca.contact_tests(out)
+    tests = _frame(summary, "tests", lambda: ca.contact_tests(out))
     if not tests.empty:
-        tests = with_flags(tests, out)
+        tests = with_flags(tests, out, quality=summary.get("answer_quality"))
         section.add_table(wide_tests(tests),
                           "Paired tests of the contact effect on prompt sets, models side by side (decisions: "
                           "McNemar exact with Newcombe CI, Cochran's Q; P(biased): paired t on log-odds, "
@@ -338,7 +364,7 @@ def sections(store: Any) -> list[Section]:
 
     as_in_ikae(section, out)  # Tables 1-12 in the paper's own layout
     section.add_table(_display(tables["by_principle"]), "By key principle × contact", drill=NAME)
-    reasons = ca.reasons_table(out)
+    reasons = _frame(summary, "none_reasons", lambda: ca.reasons_table(out))
     if not reasons.empty:
         section.add_table(_by_model(reasons), "Unscored answers by reason", drill=NAME)
     examples = out.groupby("decision", group_keys=False).head(4)[
@@ -348,6 +374,6 @@ def sections(store: Any) -> list[Section]:
     from biasatlas.probes.contact.report_languages import section as across_languages
     from biasatlas.report.reading_failures import section as reading_failures
 
-    across = across_languages(out)
+    across = across_languages(out, ALPHA, block=summary.get("across_languages"))
     failures = reading_failures(out, NAME, "Contact-hypothesis probe")
     return [s for s in (section, across, failures) if s is not None]
