@@ -209,8 +209,11 @@ def _say_all_zero(fig: Any, part: pd.DataFrame, estimate: str, unit: str, index:
 
 def heatmap_figure(panels: Sequence[tuple[str, pd.DataFrame, pd.DataFrame | None]], *, x_title: str,
                    y_title: str, z_title: str, zmin: float, zmax: float, colorscale: str = "Reds",
-                   digits: int = 3) -> Any:
-    """One heatmap per panel (title, values, counts or None) on one colour scale; hover: both keys, value, n."""
+                   digits: int = 3, row_px: int = 40) -> Any:
+    """One heatmap per panel (title, values, counts or None) on one colour scale; hover: both keys, value, n.
+
+    ``row_px``: the height of a row of cells in pixels (a matrix of hundreds of rows: less than the default).
+    """
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -235,7 +238,7 @@ def heatmap_figure(panels: Sequence[tuple[str, pd.DataFrame, pd.DataFrame | None
     fig.update_yaxes(automargin=True)
     for row in range(1, n_rows + 1):
         fig.update_yaxes(title_text=html.escape(y_title), row=row, col=1)
-    height = max(320, 40 * max((len(g) for _, g, _ in panels), default=1) + 180) * n_rows
+    height = max(320, row_px * max((len(g) for _, g, _ in panels), default=1) + 180) * n_rows
     fig.update_layout(template="plotly_white", height=height, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from biasatlas.probes.contact import analysis as ca
 from biasatlas.probes.contact.data import NAME
-from biasatlas.probes.contact.paper_tables import heatmap_panels
 from biasatlas.probes.contact.read import outcomes
+from biasatlas.probes.contact.report_figures import (  # the static figures (SVG, PDF), named here as before
+    MAX_PANELS,
+    bar_by_contact,
+    heatmap_axis_scenario,
+    heatmap_grids,
+    probability_by_contact,
+)
 from biasatlas.report.compare import estimate_cell, side_by_side
 from biasatlas.report.headlines import model_label
 from biasatlas.report.html import Section
@@ -141,97 +142,6 @@ def wide_tests(tests: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     return side_by_side(shown, rows, {"effect": "Effect [95% CI]", "n": "n", "p_adj": "adjusted p ⚑ flags"})
 
 
-def bar_by_contact(table: pd.DataFrame) -> Any:
-    """Biased % by contact framing with Wilson intervals, one group of bars per model/mode/scale."""
-    fig, ax = plt.subplots(figsize=(max(5, 1.6 * table.groupby(["model", "mode", "language", "scale"]).ngroups), 3.6))
-    groups = list(table.groupby(["model", "mode", "language", "scale"], sort=True))
-    colors = {"none": "#999999", "positive": "#3a923a", "negative": "#c0392b"}
-    width = 0.25
-    for gi, (_, g) in enumerate(groups):
-        for ci, contact in enumerate(("none", "positive", "negative")):
-            row = g[g["contact"] == contact]
-            if row.empty:
-                continue
-            r = row.iloc[0]
-            x = gi + (ci - 1) * width
-            # clipped at 0: at 0% or 100% float rounding can put the bound a hair inside the point
-            err = [[max(r["biased_pct"] - r["biased_ci_low"], 0.0)], [max(r["biased_ci_high"] - r["biased_pct"], 0.0)]]
-            ax.bar(x, r["biased_pct"], width, color=colors[contact], yerr=err, capsize=3,
-                   label=contact if gi == 0 else None)
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(["\n".join(str(k) for k in key) for key, _ in groups], fontsize=7)
-    ax.set_ylabel("% biased (Wilson 95% CI)")
-    ax.legend(title="contact", fontsize=8)
-    ax.set_ylim(0, 100)
-    return fig
-
-
-def probability_by_contact(table: pd.DataFrame) -> Any:
-    """Mean P(biased option) per framing with its t 95% interval, one group per model/mode/language/scale.
-
-    Shows a contact effect on the probabilities where no decision changes (choice mode).
-    """
-    keys = ["model", "mode", "language", "scale"]
-    groups = list(table.groupby(keys, sort=True))
-    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(groups)), 3.6))
-    colors = {"none": "#999999", "positive": "#3a923a", "negative": "#c0392b"}
-    for gi, (_, g) in enumerate(groups):
-        for ci, contact in enumerate(("none", "positive", "negative")):
-            row = g[g["contact"] == contact]
-            if row.empty:
-                continue
-            r = row.iloc[0]
-            low, high = r["ci_low"], r["ci_high"]
-            err = None if pd.isna(low) else [[max(r["mean"] - low, 0.0)], [max(high - r["mean"], 0.0)]]
-            ax.errorbar(gi + (ci - 1) * 0.25, r["mean"], yerr=err, fmt="o", color=colors[contact], capsize=3,
-                        label=contact if gi == 0 else None)
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(["\n".join(str(k) for k in key) for key, _ in groups], fontsize=7)
-    ax.set_xlim(-0.6, len(groups) - 0.4)
-    ax.set_ylabel("mean P(biased option) (t 95% CI)")
-    ax.legend(title="contact", fontsize=8)
-    return fig
-
-
-def heatmap_axis_scenario(outcomes_frame: pd.DataFrame) -> Any:
-    """Biased % by axis × scenario (paper 001 Figure 3), all framings pooled, n in each cell.
-
-    One panel per model (and mode), and per language where the study holds several (the paper's figure is
-    English only: languages are never pooled into one panel), side by side (three to a row) on one colour scale.
-    """
-    grids = []
-    for title, sub in heatmap_panels(outcomes_frame):
-        grid = sub.pivot_table(index="axis", columns="scenario", values="biased", aggfunc="mean") * 100
-        counts = sub.pivot_table(index="axis", columns="scenario", values="prompt_id", aggfunc="count")
-        grids.append((title, grid, counts.reindex(index=grid.index, columns=grid.columns)))
-    per_row = min(3, len(grids))
-    n_rows = -(-len(grids) // per_row)
-    width = max(1.3 * max(3, g.shape[1]) + 2 for _, g, _ in grids)
-    height = max(0.45 * max(3, g.shape[0]) + 1.5 for _, g, _ in grids)
-    fig, axes = plt.subplots(n_rows, per_row, figsize=(width * per_row, height * n_rows), squeeze=False)
-    im = None
-    for ax, (title, grid, counts) in zip(axes.flat, grids, strict=False):
-        if grid.empty:  # no answer of this model could be scored: an empty image only makes matplotlib warn
-            ax.axis("off")
-            ax.text(0.5, 0.5, "no scored answers", ha="center", va="center", transform=ax.transAxes)
-            ax.set_title(f"% biased by axis × scenario · {title}", fontsize=9)
-            continue
-        im = ax.imshow(grid.to_numpy(dtype=float), cmap="Reds", vmin=0, vmax=100, aspect="auto")
-        ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=30, ha="right")
-        ax.set_yticks(range(grid.shape[0]), grid.index)
-        values, ns = grid.to_numpy(dtype=float), counts.to_numpy(dtype=float)
-        for i in range(values.shape[0]):
-            for j in range(values.shape[1]):
-                if not np.isnan(values[i, j]):
-                    ax.text(j, i, f"{values[i, j]:.0f}\nn={int(ns[i, j])}", ha="center", va="center", fontsize=6)
-        ax.set_title(f"% biased by axis × scenario · {title}", fontsize=9)
-    for ax in list(axes.flat)[len(grids):]:
-        ax.axis("off")
-    if im is not None:
-        fig.colorbar(im, ax=list(axes.flat), label="% biased")
-    return fig
-
-
 def _unit(table: pd.DataFrame) -> pd.Series:
     """A panel per model (and mode, where a model ran in several)."""
     return model_label(table) if "mode" in table.columns else table["model"].astype(str)
@@ -264,17 +174,16 @@ def probability_plot(table: pd.DataFrame) -> Any:
                            y_title="Mean P(biased option) (probability, t 95% CI)")
 
 
-def heatmap_plot(outcomes_frame: pd.DataFrame) -> Any:
-    """``heatmap_axis_scenario`` interactive: % biased by axis × scenario, n in the hover."""
+def heatmap_plot(outcomes_frame: pd.DataFrame, grids: list[Any] | None = None) -> Any:
+    """``heatmap_axis_scenario`` interactive: % biased by axis × scenario, n in the hover; beyond
+    ``MAX_PANELS`` panels one matrix, a row per model · mode · language."""
     from biasatlas.report.plots import heatmap_figure
 
-    panels = []
-    for title, sub in heatmap_panels(outcomes_frame):
-        grid = sub.pivot_table(index="axis", columns="scenario", values="biased", aggfunc="mean") * 100
-        counts = sub.pivot_table(index="axis", columns="scenario", values="prompt_id", aggfunc="count")
-        panels.append((title, grid, counts.reindex(index=grid.index, columns=grid.columns)))
-    return heatmap_figure(panels, x_title="Scenario", y_title="Identity axis", z_title="Biased answers (%)",
-                          zmin=0, zmax=100, digits=2)
+    panels = heatmap_grids(outcomes_frame) if grids is None else grids
+    matrix = len(panels) == 1 and not panels[0][0]
+    return heatmap_figure(panels, x_title="Axis · scenario" if matrix else "Scenario",
+                          y_title="Model · mode · language" if matrix else "Identity axis",
+                          z_title="Biased answers (%)", zmin=0, zmax=100, digits=2, row_px=18 if matrix else 40)
 
 
 def _frame(summary: dict[str, Any], key: str, compute: Any) -> pd.DataFrame:
@@ -305,7 +214,7 @@ def sections(store: Any) -> list[Section]:
     # which group of an axis is treated worse: first (the summary's rows, as disparity.add_to_section's)
     add_disparity(section, disparity_rows(NAME, summary.get("group_disparity") or [], ALPHA, FAMILY), "axis",
                   DISPARITY_METHODS)
-    section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing",
+    section.add_figure(lambda: bar_by_contact(tables["by_contact"]), "Biased answers by contact framing",
                        plot=bar_plot(tables["by_contact"]))
     section.add_table(wide_rates(tables["by_contact"]), "By contact framing, models side by side: % of answers "
                       "[Wilson 95% CI] (count) per decision (paper 001 Table 3)", drill=NAME)
@@ -316,7 +225,7 @@ def sections(store: Any) -> list[Section]:
             section.add_table(adherence_display(adherence), f"{ADHERENCE_CAPTION}{where}", drill=NAME)
     probabilities = _frame(summary, "p_biased", lambda: ca.probability_table(out, ["scale", "contact"]))
     if not probabilities.empty:
-        section.add_figure(probability_by_contact(probabilities),
+        section.add_figure(lambda: probability_by_contact(probabilities),
                            "Mean P(biased option) by contact framing (choice mode)",
                            plot=probability_plot(probabilities))
     if out["action"].nunique() > 1:
@@ -353,9 +262,11 @@ def sections(store: Any) -> list[Section]:
         section.add_table(_by_model(tests).rename(columns={"effect_name": "effect_measure"}),
                           "Every statistic of the paired tests (one row per model and test, with its quality "
                           "flags)", drill=NAME)
-    section.add_figure(heatmap_axis_scenario(out), "Axis × scenario (Raj et al., 2024, Figure 3), one panel per "
-                       "model and language",
-                       plot=heatmap_plot(out))
+    grids = heatmap_grids(out)
+    many = len(grids) == 1 and not grids[0][0]
+    section.add_figure(lambda: heatmap_axis_scenario(out, grids), "Axis × scenario (Raj et al., 2024, Figure 3), "
+                       + (f"one matrix, a row per model and language (more than {MAX_PANELS} panels)" if many
+                          else "one panel per model and language"), plot=heatmap_plot(out, grids))
     section.add_table(_display(tables["by_group"]), "By group, per model and axis (ours; Ikae et al.'s Tables 5-8 "
                       "pool the models: below)", drill=NAME)
     section.add_table(_display(tables["by_scenario"]), "By scenario, per model and axis (ours; Ikae et al.'s "

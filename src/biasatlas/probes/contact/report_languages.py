@@ -48,8 +48,8 @@ def section(out: pd.DataFrame, alpha: float = 0.05, block: dict[str, Any] | None
     shown = _shown(tests)
     part = effects[effects["group"].isin(shown)].copy()
     part["name"] = part["group"].map(_names(effects))
-    sec.add_figure(_static(part), f"Effect per language of the {len(shown)} groups with the smallest adjusted p "
-                   "(points, Newcombe 95% CI)", plot=_plot(part))
+    sec.add_figure(lambda: _static(part), f"Effect per language of the {len(shown)} groups with the smallest "
+                   "adjusted p (points, Newcombe 95% CI)", plot=_plot(part))
     sec.add_table(_tests_table(tests), "Does the group's effect differ between languages? Cochran's Q per group "
                   "(BH over a model's groups)", drill=NAME)
     sec.add_table(_effects_table(effects), "Each group's effect per language: its % biased minus the other "
