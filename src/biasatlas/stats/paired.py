@@ -43,9 +43,37 @@ def newcombe_paired_ci(
     if n == 0:
         return math.nan, math.nan
     first, second = both + first_only, both + second_only
-    p1, p2 = first / n, second / n
     l1, u1 = proportion_confint(first, n, alpha=alpha, method="wilson")
     l2, u2 = proportion_confint(second, n, alpha=alpha, method="wilson")
+    return _newcombe(both, first_only, second_only, neither, (l1, u1, l2, u2))
+
+
+def newcombe_paired_cis(both: np.ndarray, first_only: np.ndarray, second_only: np.ndarray, neither: np.ndarray,
+                        alpha: float = 0.05) -> list[tuple[float, float]]:
+    """:func:`newcombe_paired_ci` of many tables: their Wilson intervals in one statsmodels call on arrays (the
+    same floats as one call each, at a fraction of the time), the rest table by table."""
+    counts = [np.asarray(c, dtype=np.int64) for c in (both, first_only, second_only, neither)]
+    n = counts[0] + counts[1] + counts[2] + counts[3]
+    some = n > 0
+    first, second = (counts[0] + counts[1])[some], (counts[0] + counts[2])[some]
+    wilson: list[tuple[float, float, float, float]] = []
+    if len(first):
+        l1, u1 = proportion_confint(first, n[some], alpha=alpha, method="wilson")
+        l2, u2 = proportion_confint(second, n[some], alpha=alpha, method="wilson")
+        wilson = list(zip(l1.tolist(), u1.tolist(), l2.tolist(), u2.tolist(), strict=True))
+    bounds = iter(wilson)
+    both_, first_, second_, neither_ = (c.tolist() for c in counts)
+    return [_newcombe(both_[i], first_[i], second_[i], neither_[i], next(bounds)) if some[i]
+            else (math.nan, math.nan) for i in range(len(n))]
+
+
+def _newcombe(both: int, first_only: int, second_only: int, neither: int,
+              wilson: tuple[float, float, float, float]) -> tuple[float, float]:
+    """Newcombe's method 10 from the Wilson intervals of the two proportions (``l1, u1, l2, u2``)."""
+    l1, u1, l2, u2 = wilson
+    n = both + first_only + second_only + neither
+    first, second = both + first_only, both + second_only
+    p1, p2 = first / n, second / n
     phi = 0.0
     if first and second and n - first and n - second:
         product = float(first) * (n - first) * second * (n - second)
