@@ -224,11 +224,42 @@ def wilcoxon_signed_rank(x: np.ndarray, y: np.ndarray) -> TestResult:
     nz = d[d != 0]
     if len(nz) == 0:
         return TestResult("Wilcoxon signed-rank", n, math.nan, 1.0, 0.0, "rank-biserial r", math.nan, math.nan)
-    res = sps.wilcoxon(x[ok], y[ok])
     ranks = sps.rankdata(np.abs(nz))
+    if n <= WILCOXON_PERMUTED and (len(nz) < n or len(np.unique(ranks)) < len(nz)):
+        # zeros or ties at n <= 13: scipy's 'auto' method runs an exact permutation test with a statistic it
+        # calls once per sign pattern; the same test, vectorised (see _wilcoxon_permutation_p)
+        statistic = float(sps.wilcoxon(x[ok], y[ok], method="asymptotic").statistic)
+        p = _wilcoxon_permutation_p(d)
+    else:
+        res = sps.wilcoxon(x[ok], y[ok])
+        statistic, p = float(res.statistic), float(res.pvalue)
     r = float((ranks[nz > 0].sum() - ranks[nz < 0].sum()) / ranks.sum())
-    return TestResult("Wilcoxon signed-rank", n, float(res.statistic), float(res.pvalue), r, "rank-biserial r",
-                      math.nan, math.nan)
+    return TestResult("Wilcoxon signed-rank", n, statistic, p, r, "rank-biserial r", math.nan, math.nan)
+
+
+#: up to this many pairs with zeros or ties, scipy's Wilcoxon ('auto') is a permutation test (2^n sign patterns,
+#: all of them: 2^13 < its 9,999 resamples)
+WILCOXON_PERMUTED = 13
+
+
+def _wilcoxon_permutation_p(d: np.ndarray) -> float:
+    """The p of ``scipy.stats.wilcoxon(d)`` where its 'auto' method permutes (zeros or ties, n <= 13): the same
+    ``permutation_test`` call (one sample, ``permutation_type="samples"``: every sign flip; its default 9,999
+    resamples; two-sided) with the same statistic, the sum of the ranks of the positive differences
+    (scipy's ``_wilcoxon_statistic`` r+: zeros left out, average ranks of |d|), vectorised over resamples.
+
+    A sign flip leaves |d| and the zeros where they are, so the ranks are those of the data; r+ is a sum of
+    half-integers, exact in any order: the null distribution, and so p, are scipy's to the last bit."""
+    ranks = np.zeros(len(d))
+    nonzero = d != 0
+    ranks[nonzero] = sps.rankdata(np.abs(d[nonzero]))
+
+    def r_plus(flipped: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.sum((flipped > 0) * ranks, axis=axis)
+
+    res = sps.permutation_test((d,), r_plus, permutation_type="samples", vectorized=True, axis=-1,
+                               n_resamples=9999, alternative="two-sided")
+    return float(res.pvalue)
 
 
 def paired_mean_difference(after: np.ndarray, before: np.ndarray, alpha: float = 0.05,
