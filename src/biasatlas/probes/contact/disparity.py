@@ -72,19 +72,28 @@ def _wide(rows: pd.DataFrame, column: str, complete: bool) -> tuple[pd.DataFrame
     """Questions × groups of ``column`` (NaN: the group has no decision on it; ``complete``: only the questions
     every group has), questions of two groups at least, and each question's unit.
 
-    The table is ``rows.pivot(index="question", columns="group")`` built from integer codes (a pivot per family
-    and level is most of the disparity's time in a study of many models)."""
-    q_codes, questions = pd.factorize(rows["question"], sort=True)
-    g_codes, groups = pd.factorize(rows["group"], sort=True)
-    if (q_codes < 0).any() or (g_codes < 0).any() or pd.Series(q_codes * len(groups) + g_codes).duplicated().any():
+    The table is ``rows.pivot(index="question", columns="group")``, built from integer codes with numpy (a pivot
+    per family and level is most of the disparity's time in a study of many models)."""
+    q_codes, questions = pd.factorize(rows["question"].to_numpy(dtype=object), sort=True)
+    g_codes, groups = pd.factorize(rows["group"].to_numpy(dtype=object), sort=True)
+    cells = q_codes.astype(np.int64) * max(len(groups), 1) + g_codes
+    if (q_codes < 0).any() or (g_codes < 0).any() or len(np.unique(cells)) < len(cells):
         wide = rows.pivot(index="question", columns="group", values=column)  # what the pivot says of odd rows
-    else:
-        values = np.full((len(questions), len(groups)), np.nan)
-        values[q_codes, g_codes] = rows[column].to_numpy(float)
-        wide = pd.DataFrame(values, index=pd.Index(questions, name="question"), columns=pd.Index(groups, name="group"))
-    wide = wide.dropna() if complete else wide[wide.notna().sum(axis=1) >= 2]
-    units = rows.groupby("question")["unit"].first().reindex(wide.index).astype(str).to_numpy()
-    return wide, units
+        units = rows.groupby("question")["unit"].first().reindex(wide.index)
+        keep = wide.notna().all(axis=1) if complete else wide.notna().sum(axis=1) >= 2
+        return wide[keep], units[keep].astype(str).to_numpy()
+    values = np.full((len(questions), len(groups)), np.nan)
+    values[q_codes, g_codes] = rows[column].to_numpy(float)
+    filled = (~np.isnan(values)).sum(axis=1)
+    keep = filled == len(groups) if complete else filled >= 2
+    unit = rows["unit"].to_numpy(dtype=object)
+    known = np.flatnonzero(pd.notna(unit))  # the first unit of each question (a groupby's first())
+    found, first = np.unique(q_codes[known], return_index=True)
+    per_question = np.full(len(questions), None, dtype=object)
+    per_question[found] = unit[known[first]]
+    wide = pd.DataFrame(values[keep], index=pd.Index(questions[keep], name="question"),
+                        columns=pd.Index(groups, name="group"))
+    return wide, per_question[keep].astype(str)
 
 
 def _answer_quality(outcomes: pd.DataFrame) -> dict[tuple[Any, ...], dict[str, dict[str, Any]]]:
