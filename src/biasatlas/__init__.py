@@ -42,3 +42,8 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'biasatlas' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public API only: ``dir(biasatlas)`` lists what ``__all__`` names, not the module's helpers."""
+    return sorted(__all__)

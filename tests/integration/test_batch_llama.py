@@ -27,9 +27,10 @@ from biasatlas.store import Store
 pytestmark = pytest.mark.slow
 
 BIASATLAS = str(Path(sys.executable).parent / "biasatlas")
-#: Prompts of the plan (whole contact sets of 3), each answered twice (batch and live): CI runs 201.
+#: Prompts of the plan (whole contact sets of 3), each answered twice (batch and live): CI runs 99 (201 until
+#: the suite outgrew its budget; the round trip's checks need no more).
 #: The 2,000-prompt round trip without a live run is test_batch_2000.py.
-PROMPTS = int(os.environ.get("BIASATLAS_BATCH_PROMPTS", "201"))
+PROMPTS = int(os.environ.get("BIASATLAS_BATCH_PROMPTS", "99"))
 
 
 
@@ -56,11 +57,11 @@ def test_batch_export_llama_import_equals_a_live_run(
         model += ["--base-url", url]
     started = time.perf_counter()
     out = cli("batch", "export", "contact", "--study", str(batch_study), *model, "--out", str(files),
-              "--max-lines", "500", *plan)
+              "--max-lines", "40", *plan)  # 3 files
     assert out.returncode == 0, out.stderr
     inputs = sorted(files.glob("*.jsonl"))
     exported = [json.loads(x)["custom_id"] for p in inputs for x in p.read_text().splitlines()]
-    assert len(inputs) == -(-len(exported) // 500) and len(set(exported)) == len(exported)
+    assert len(inputs) == -(-len(exported) // 40) > 1 and len(set(exported)) == len(exported)
     # a Batch runner may spread the lines over several servers of the model: both shared ones answer
     answered = llama.answer_batch(llama_pair.urls, inputs, tmp_path / "output.jsonl")
     batch_s = time.perf_counter() - started

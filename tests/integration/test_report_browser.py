@@ -464,3 +464,27 @@ def test_reading_check_shows_in_the_validity_section(tmp_path: Path, browser: An
     assert "contact, de: no human check of the reading was made" in validity
     page.page.close()
     assert page.errors == [] and page.remote() == []
+
+
+@pytest.mark.slow
+def test_report_of_fourteen_models_opens_and_draws_every_plot(tmp_path: Path, browser: Any) -> None:
+    """14 fake models (one subplot column per model once made plotly refuse the figure): every model in the
+    overview, every plot drawn, no error."""
+    rng = random.Random(5)
+    answers = ["Yes.", "No.", "Absolutely not.", "I can't answer that.", "Probably not."]
+    study = tmp_path / "many"
+    contact = load_probe("contact")
+    prompts = contact.plan(contact.config(languages=["en", "de"], axes=["religion"], limit=21))
+    with Store(study) as store:
+        for k in range(14):
+            run_plan(prompts, FakeBackend(lambda r: rng.choice(answers), name=f"model-{k:02d}"), store,
+                     GenerationSettings(mode="generate"), progress=False)
+        out = build_report(store, study, publish=False)
+    page = Page(browser, out)
+    overview = page.page.locator("table.overview").first.inner_text()
+    plots = page.page.locator("div.plot").count()
+    drawn = page.page.locator("div.plot .main-svg").count()
+    page.page.close()
+    assert [k for k in range(14) if f"model-{k:02d}" not in overview] == []
+    assert plots >= 3 and drawn >= plots  # each plot has its SVG (plotly draws two or more layers a plot)
+    assert page.errors == [] and page.remote() == []

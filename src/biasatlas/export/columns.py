@@ -264,6 +264,14 @@ STATISTICS: dict[str, str] = {
     "run_settings": "Where the runs behind the row differ in seed, samples or temperature: each one's values, "
     "`; `-joined (e.g. `seed 0; 1`); empty otherwise.",
     "run_ids": "Run ids (SQLite `runs.run_id`) of the runs behind the row, `; `-joined.",
+    "rated_by": "Stories harm rows: whose ratings the row rests on: `human` (the human raters), `judges` (the LLM "
+    "judges pooled, for an association no human rated) or `judge` (one LLM judge, named in `model`).",
+    "harmful": "Stories harm rows: the association's label, harmful (median harm rating >= 4) or benign; on `harm "
+    "by provider` rows, which of the two counts the row holds.",
+    "realism": "Stories `harm realism` rows: the realism answer whose share the row gives (yes, no, not sure); "
+    "empty on the row testing harm across the answers.",
+    "provider": "Stories `harm by provider` rows: the company behind the model, inferred from its name (empty: not "
+    "recognised).",
 }
 
 

@@ -68,7 +68,9 @@ def flag_columns(kind: str | None, units: Any, alpha: float, label: str, p: Any 
 
 
 def stories_rows(summary: dict[str, Any]) -> list[Row]:
-    """The significant association cells: lift (no interval is computed for it), Fisher p, BY-adjusted q."""
+    """The significant association cells: lift (no interval is computed for it), Fisher p, BY-adjusted q; the
+    groups that carry them; and the harm block's analyses (labels, top score, agreement, self-judgment, realism,
+    providers)."""
     from biasatlas.stats.associations import AssociationConfig
 
     alpha = AssociationConfig().alpha if summary.get("alpha") is None else float(summary["alpha"])
@@ -95,8 +97,10 @@ def stories_rows(summary: dict[str, Any]) -> list[Row]:
             **flag_columns("fisher", units, alpha, "the Fisher test of the cell", a.get("p")),
         })
     from biasatlas.export.tidy_disparity import stories_group_rows
+    from biasatlas.export.tidy_stories_harm import harm_rows
 
-    return rows + stories_group_rows(summary.get("associations") or [], alpha)  # which groups carry them
+    rows += stories_group_rows(summary.get("associations") or [], alpha)  # which groups carry them
+    return rows + harm_rows(summary.get("harm") or {}, alpha, flag_columns)
 
 
 def leakage_rows(summary: dict[str, Any]) -> list[Row]:

@@ -9,6 +9,7 @@ import pandas as pd
 from biasatlas.probes import PROBE_MODULES, load_probe
 from biasatlas.probes.base import Probe
 from biasatlas.report.answers import answers_frame
+from biasatlas.report.cache import build_cache
 from biasatlas.report.headlines import COLUMNS, headline, model_label
 from biasatlas.report.html import Section, write_report
 from biasatlas.report.metadata import references_section, runs_section, study_title
@@ -31,6 +32,11 @@ def build_report(store: Store, study_dir: Path, out: Path | None = None, *, publ
 
     With ``publish`` every table (CSV, LaTeX) and figure (SVG, PDF) also goes to ``report_files/``.
     """
+    with build_cache():  # each probe's summary once: its headline and its section both read it
+        return _build(store, study_dir, out, publish)
+
+
+def _build(store: Store, study_dir: Path, out: Path | None, publish: bool) -> Path:
     probe_sections: list[Section] = []
     headlines: dict[str, pd.DataFrame] = {}
     validity: dict[str, pd.DataFrame] = {}

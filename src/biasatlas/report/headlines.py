@@ -182,7 +182,9 @@ def headline(probe: Any, store: Any) -> pd.DataFrame:
     compute = HEADLINES.get(probe.name)
     if compute is None:
         return pd.DataFrame(columns=COLUMNS)
-    summary = probe.summarise(store)
+    from biasatlas.report.cache import probe_summary
+
+    summary = probe_summary(probe.name, lambda: probe.summarise(store))  # the probe's section reads it too
     groups = disparity_headline(summary)  # which group is treated worse: a line of its own in the cell
     own = compute(summary)
     return own if groups.empty else pd.concat([groups, own], ignore_index=True) if not own.empty else groups

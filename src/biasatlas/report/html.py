@@ -34,6 +34,7 @@ from biasatlas.report.publish import (
     TableFile,
     cut_words,
     file_name,
+    lazy_figure,
     readable_columns,
     render_figure,
     slug,
@@ -79,12 +80,19 @@ class Section:
 
     def add_figure(self, figure: Any, caption: str = "", *, plot: Any = None) -> None:
         """A matplotlib figure as SVG and PDF files; in the page the interactive ``plot`` (Plotly) where given,
-        else the SVG (as an image: it runs nothing)."""
-        files = render_figure(figure, cite_papers(caption or self.title))
-        self.files.append(files)
+        else the SVG (as an image: it runs nothing).
+
+        ``figure`` may be a function that makes the figure: with a ``plot`` it is then drawn only when the
+        files are written (``write_report(publish=True)``), never for the page alone.
+        """
+        caption_file = cite_papers(caption or self.title)
         if plot is not None:
+            self.files.append(lazy_figure(figure, caption_file) if callable(figure) and not _is_figure(figure)
+                              else render_figure(figure, caption_file))
             self.add_plot(plot, caption)
             return
+        files = render_figure(figure() if callable(figure) and not _is_figure(figure) else figure, caption_file)
+        self.files.append(files)
         data = base64.b64encode(files.svg).decode("ascii")
         cap = f"<figcaption>{prose(caption)}</figcaption>" if caption else ""
         self.blocks.append(
@@ -123,6 +131,13 @@ class Section:
             f"<div class='answers-scroll'><table class='answers display compact' data-probe='{escape(key)}' "
             f"data-rows='{block_id}'></table></div></div>"
         )
+
+
+def _is_figure(value: Any) -> bool:
+    """True for a matplotlib figure (callable objects that are figures are not factories)."""
+    from matplotlib.figure import Figure
+
+    return isinstance(value, Figure)
 
 
 def _cell(value: Any) -> Any:

@@ -209,8 +209,11 @@ def _say_all_zero(fig: Any, part: pd.DataFrame, estimate: str, unit: str, index:
 
 def heatmap_figure(panels: Sequence[tuple[str, pd.DataFrame, pd.DataFrame | None]], *, x_title: str,
                    y_title: str, z_title: str, zmin: float, zmax: float, colorscale: str = "Reds",
-                   digits: int = 3) -> Any:
-    """One heatmap per panel (title, values, counts or None) on one colour scale; hover: both keys, value, n."""
+                   digits: int = 3, row_px: int = 40) -> Any:
+    """One heatmap per panel (title, values, counts or None) on one colour scale; hover: both keys, value, n.
+
+    ``row_px``: the height of a row of cells in pixels (a matrix of hundreds of rows: less than the default).
+    """
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -235,7 +238,7 @@ def heatmap_figure(panels: Sequence[tuple[str, pd.DataFrame, pd.DataFrame | None
     fig.update_yaxes(automargin=True)
     for row in range(1, n_rows + 1):
         fig.update_yaxes(title_text=html.escape(y_title), row=row, col=1)
-    height = max(320, 40 * max((len(g) for _, g, _ in panels), default=1) + 180) * n_rows
+    height = max(320, row_px * max((len(g) for _, g, _ in panels), default=1) + 180) * n_rows
     fig.update_layout(template="plotly_white", height=height, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
 
@@ -270,6 +273,8 @@ def disparity_forest(rows: Sequence[dict[str, Any]], family: str = "axis") -> An
     sizes = [min(len(part), FOREST_GROUPS) for _, part in panels]
     fig = make_subplots(rows=len(panels), cols=1, subplot_titles=titles, vertical_spacing=0.3 / max(len(panels), 1),
                         row_heights=sizes)
+    shapes: list[dict[str, Any]] = []
+    axes: dict[str, Any] = {}
     for i, (_, part) in enumerate(panels, 1):
         part = part.reindex(part["estimate"].abs().sort_values(ascending=False).index[:FOREST_GROUPS])
         part = part.sort_values("estimate")
@@ -293,11 +298,15 @@ def disparity_forest(rows: Sequence[dict[str, Any]], family: str = "axis") -> An
                 marker={"color": ["#b03a2e" if s else "#555" for s in points["significant"]], "size": 9}
                 if finding else UNTESTED_MARKER, hovertext=hover, hoverinfo="text", showlegend=False,
                 name="group" if finding else "not a finding"), row=i, col=1)
-        fig.add_vline(x=0, line={"color": "#999", "dash": "dot"}, row=i, col=1)
-        fig.update_xaxes(title_text=f"the group − the other groups ({unit}, 95% CI)", row=i, col=1)
-        fig.update_yaxes(title_text="group", automargin=True, row=i, col=1)
+        # the zero line and the axis titles of panel i set once below: add_vline and update_xaxes per row look
+        # at every axis of the figure (600 panels: minutes)
+        axis = "" if i == 1 else str(i)
+        shapes.append({"type": "line", "x0": 0, "x1": 0, "xref": f"x{axis}", "y0": 0, "y1": 1,
+                       "yref": f"y{axis} domain", "line": {"color": "#999", "dash": "dot"}})
+        axes[f"xaxis{axis}"] = {"title": {"text": f"the group − the other groups ({unit}, 95% CI)"}}
+        axes[f"yaxis{axis}"] = {"title": {"text": "group"}, "automargin": True}
     fig.update_layout(height=160 + 24 * sum(sizes) + 60 * len(panels), template="plotly_white",
-                      margin={"l": 10, "r": 10, "t": 40, "b": 30})
+                      margin={"l": 10, "r": 10, "t": 40, "b": 30}, shapes=shapes, **axes)
     return fig
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -123,30 +124,63 @@ class TableFile:
     caption: str
 
 
-@dataclass
 class FigureFile:
-    """A figure rendered once as SVG and PDF for the publication files."""
+    """A figure as SVG and PDF for the publication files, drawn the first time either is read.
 
-    svg: bytes
-    pdf: bytes
-    caption: str
+    ``make`` builds the matplotlib figure: a report whose page shows the interactive plot and that writes no
+    files never draws it (drawing and saving is most of a figure's cost, and grows with the models).
+    """
+
+    def __init__(self, caption: str, make: Callable[[], Any] | None = None, *, svg: bytes = b"",
+                 pdf: bytes = b"") -> None:
+        self.caption = caption
+        self._make = make
+        self._files = None if make is not None else {"svg": svg, "pdf": pdf}
+
+    @property
+    def svg(self) -> bytes:
+        return self._render()["svg"]
+
+    @property
+    def pdf(self) -> bytes:
+        return self._render()["pdf"]
+
+    def _render(self) -> dict[str, bytes]:
+        if self._files is None:
+            assert self._make is not None
+            self._files = _save(self._make())
+            self._make = None  # the data it holds can go
+        return self._files
 
 
 def render_figure(figure: Any, caption: str) -> FigureFile:
-    """A matplotlib figure as SVG (shown in the page too) and PDF; the figure is closed."""
+    """A matplotlib figure as SVG (shown in the page too) and PDF, drawn now; the figure is closed."""
+    files = _save(figure)
+    return FigureFile(caption, svg=files["svg"], pdf=files["pdf"])
+
+
+def lazy_figure(make: Callable[[], Any], caption: str) -> FigureFile:
+    """A figure drawn (by ``make``) only when its SVG or PDF is read."""
+    return FigureFile(caption, make)
+
+
+def _save(figure: Any) -> dict[str, bytes]:
+    """``figure`` saved as SVG and PDF; the figure is closed."""
     import matplotlib.pyplot as plt
 
     from biasatlas.report.plots import use_figure_fonts
 
     use_figure_fonts(figure)  # CJK and emoji model names drawn, not boxes
     files = {}
-    for fmt in ("svg", "pdf"):
-        buf = io.BytesIO()
-        # no timestamp, so the same study gives the same bytes
-        figure.savefig(buf, format=fmt, bbox_inches="tight", metadata={"Date": None})
-        files[fmt] = buf.getvalue()
-    plt.close(figure)
-    return FigureFile(files["svg"], files["pdf"], caption)
+    try:
+        for fmt in ("svg", "pdf"):
+            buf = io.BytesIO()
+            # no timestamp, so the same study gives the same bytes
+            figure.savefig(buf, format=fmt, bbox_inches="tight", metadata={"Date": None})
+            files[fmt] = buf.getvalue()
+    finally:
+        plt.close(figure)
+    return files
 
 
 def latex_table(frame: pd.DataFrame, caption: str, label: str = "tab:table") -> str:

@@ -25,6 +25,20 @@ def adjust(pvalues: ArrayLike, method: str = "bh") -> np.ndarray:
     ok = ~np.isnan(p)
     if METHODS[method] is None:
         out[ok] = p[ok]
+    elif method == "holm":
+        out[ok] = holm(p[ok])
     elif ok.any():
         out[ok] = multipletests(p[ok], method=METHODS[method])[1]
+    return out
+
+
+def holm(p: ArrayLike) -> np.ndarray:
+    """Holm's step-down adjusted p-values, equal to statsmodels' ``multipletests(p, method="holm")[1]`` (a test
+    checks it on ties, ones and zeros): statsmodels' Holm path runs ``gc.collect()`` on every call, which in a
+    process holding a large study costs 0.1–1 s a call, and a summary makes one call per family."""
+    p = np.asarray(p, dtype=float)
+    order = np.argsort(p, kind="stable")
+    stepped = np.maximum.accumulate(p[order] * np.arange(len(p), 0, -1))
+    out = np.empty(len(p))
+    out[order] = np.minimum(stepped, 1.0)
     return out

@@ -18,6 +18,19 @@ def wilson_interval(count: int, n: int, alpha: float = 0.05) -> tuple[float, flo
     return float(low), float(high)
 
 
+def wilson_intervals(counts: np.ndarray, n: np.ndarray, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`wilson_interval` of many count/n at once: one statsmodels call on arrays (the same arithmetic
+    element by element, so the same floats); NaN where n is 0."""
+    counts, n = np.asarray(counts), np.asarray(n)
+    if counts.size == 0:
+        return np.empty(0), np.empty(0)
+    some = n > 0
+    low, high = np.full(n.shape, np.nan), np.full(n.shape, np.nan)
+    if some.any():
+        low[some], high[some] = proportion_confint(counts[some], n[some], alpha=alpha, method="wilson")
+    return low, high
+
+
 def mean_interval(values: np.ndarray, alpha: float = 0.05) -> tuple[float, float, float]:
     """Mean of ``values`` (NaN left out) with its Student t (1 − alpha) interval; nan where undefined."""
     from scipy import stats as sps
@@ -68,19 +81,29 @@ def rate_table(
 
     Missing values of ``column`` count as their own level when "none" is among ``levels``.
     """
+    if frame.empty:
+        return pd.DataFrame([])
     values = frame[column].fillna("none")
+    # one grouping for every level (groups numbered in the order a sorted groupby iterates them)
+    grouped = values.groupby([frame[b] for b in by], dropna=False, sort=True)
+    ids = grouped.ngroup().to_numpy()
+    keys = grouped.size().index
+    size = len(keys)
+    n = np.bincount(ids, minlength=size)
+    answers = values.to_numpy(dtype=object)
+    columns: dict[str, list[object]] = {}
+    for level in levels:
+        count = np.bincount(ids[answers == level], minlength=size)
+        low, high = wilson_intervals(count, n, alpha)
+        columns[f"{level}_count"] = count.tolist()
+        columns[f"{level}_pct"] = (100.0 * count / n).tolist()
+        columns[f"{level}_ci_low"] = (100.0 * low).tolist()
+        columns[f"{level}_ci_high"] = (100.0 * high).tolist()
     rows = []
-    for key, group in values.groupby([frame[b] for b in by], dropna=False, sort=True):
+    for i, key in enumerate(keys.tolist()):
         key = key if isinstance(key, tuple) else (key,)
-        n = len(group)
         row: dict[str, object] = dict(zip(by, key, strict=True))
-        row["n"] = n
-        for level in levels:
-            count = int((group == level).sum())
-            low, high = wilson_interval(count, n, alpha)
-            row[f"{level}_count"] = count
-            row[f"{level}_pct"] = 100.0 * count / n if n else float("nan")
-            row[f"{level}_ci_low"] = 100.0 * low
-            row[f"{level}_ci_high"] = 100.0 * high
+        row["n"] = int(n[i])
+        row.update({name: column[i] for name, column in columns.items()})
         rows.append(row)
     return pd.DataFrame(rows)

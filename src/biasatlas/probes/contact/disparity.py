@@ -35,9 +35,13 @@ LEVELS = ("all", "none", "positive", "negative")
 HEADLINE_LEVEL = "all"
 
 
-def question_rows(group_frame: pd.DataFrame) -> pd.DataFrame:
+def question_rows(group_frame: pd.DataFrame, keys: tuple[str, ...] = ()) -> pd.DataFrame:
     """Per group × question: its decision (majority of the readable samples), mean P(biased) and the question's
-    no-contact unit. A question is the first (template cell, framing) of the texts one group is asked alike."""
+    no-contact unit. A question is the first (template cell, framing) of the texts one group is asked alike.
+
+    ``keys``: columns that split the frame into families (each grouping leads with them, so one call answers
+    every family as one call per family would, rows ordered by family)."""
+    k = list(keys)
     frame = group_frame.copy()
     text = frame["key"] if "key" in frame.columns else frame["messages_json"]
     frame["_text"] = text.astype(str)
@@ -47,40 +51,65 @@ def question_rows(group_frame: pd.DataFrame) -> pd.DataFrame:
     frame["_cell"] = cell
     frame["_q"] = cell + "|" + frame["contact"].astype(str)
     # per group, the texts shared by several cells are one question, named by the first cell that asks it
-    first = frame.groupby(["group", "contact", "_text"])["_q"].transform("min")
+    first = frame.groupby([*k, "group", "contact", "_text"])["_q"].transform("min")
     frame["question"] = first
-    none = frame[frame["contact"] == "none"].groupby(["group", "_cell"])["question"].first().rename("unit")
-    unit = frame[["group", "_cell"]].merge(none.reset_index(), on=["group", "_cell"], how="left")["unit"]
+    none = frame[frame["contact"] == "none"].groupby([*k, "group", "_cell"])["question"].first().rename("unit")
+    unit = frame[[*k, "group", "_cell"]].merge(none.reset_index(), on=[*k, "group", "_cell"], how="left")["unit"]
     frame["unit"] = unit.set_axis(frame.index).fillna(frame["_cell"])
-    answers = frame.drop_duplicates(["group", "question", "_text", "sample_index"])
+    answers = frame.drop_duplicates([*k, "group", "question", "_text", "sample_index"])
     readable = answers[answers["biased"].notna()]
-    share = readable.groupby(["group", "question"])["biased"].mean()
+    share = readable.groupby([*k, "group", "question"])["biased"].mean()
     decision = (share > 0.5).astype(float).where(share != 0.5)
     p = pd.to_numeric(answers["p_biased"], errors="coerce") if "p_biased" in answers else None
     out = pd.DataFrame({"decision": decision})
     if p is not None and p.notna().any():
-        out["p_biased"] = answers.assign(p_biased=p).groupby(["group", "question"])["p_biased"].mean()
-    units = frame.groupby(["group", "question"])[["unit", "contact"]].first()
+        out["p_biased"] = answers.assign(p_biased=p).groupby([*k, "group", "question"])["p_biased"].mean()
+    units = frame.groupby([*k, "group", "question"])[["unit", "contact"]].first()
     return out.join(units, how="outer").reset_index()
 
 
 def _wide(rows: pd.DataFrame, column: str, complete: bool) -> tuple[pd.DataFrame, np.ndarray]:
     """Questions × groups of ``column`` (NaN: the group has no decision on it; ``complete``: only the questions
-    every group has), questions of two groups at least, and each question's unit."""
-    wide = rows.pivot(index="question", columns="group", values=column)
-    wide = wide.dropna() if complete else wide[wide.notna().sum(axis=1) >= 2]
-    units = rows.groupby("question")["unit"].first().reindex(wide.index).astype(str).to_numpy()
-    return wide, units
+    every group has), questions of two groups at least, and each question's unit.
+
+    The table is ``rows.pivot(index="question", columns="group")``, built from integer codes with numpy (a pivot
+    per family and level is most of the disparity's time in a study of many models)."""
+    q_codes, questions = pd.factorize(rows["question"].to_numpy(dtype=object), sort=True)
+    g_codes, groups = pd.factorize(rows["group"].to_numpy(dtype=object), sort=True)
+    cells = q_codes.astype(np.int64) * max(len(groups), 1) + g_codes
+    if (q_codes < 0).any() or (g_codes < 0).any() or len(np.unique(cells)) < len(cells):
+        wide = rows.pivot(index="question", columns="group", values=column)  # what the pivot says of odd rows
+        units = rows.groupby("question")["unit"].first().reindex(wide.index)
+        keep = wide.notna().all(axis=1) if complete else wide.notna().sum(axis=1) >= 2
+        return wide[keep], units[keep].astype(str).to_numpy()
+    values = np.full((len(questions), len(groups)), np.nan)
+    values[q_codes, g_codes] = rows[column].to_numpy(float)
+    filled = (~np.isnan(values)).sum(axis=1)
+    keep = filled == len(groups) if complete else filled >= 2
+    unit = rows["unit"].to_numpy(dtype=object)
+    known = np.flatnonzero(pd.notna(unit))  # the first unit of each question (a groupby's first())
+    found, first = np.unique(q_codes[known], return_index=True)
+    per_question = np.full(len(questions), None, dtype=object)
+    per_question[found] = unit[known[first]]
+    wide = pd.DataFrame(values[keep], index=pd.Index(questions[keep], name="question"),
+                        columns=pd.Index(groups, name="group"))
+    return wide, per_question[keep].astype(str)
 
 
-def _answer_quality(part: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """Per group: answers, unreadable, refusals (for the answer flags of its row)."""
-    out = {}
-    for group, rows in part.groupby("group"):
-        reason = rows["reason"].fillna("").astype(str).str.lower() if "reason" in rows else pd.Series(dtype=str)
-        none = rows["decision"] == "none"
-        out[str(group)] = {"answers": len(rows), "unreadable": int(none.sum()),
-                           "refusals": int((none & reason.str.contains("refus")).sum())}
+def _answer_quality(outcomes: pd.DataFrame) -> dict[tuple[Any, ...], dict[str, dict[str, Any]]]:
+    """Per family and group: answers, unreadable, refusals (for the answer flags of its row)."""
+    none = outcomes["decision"] == "none"
+    if "reason" in outcomes:
+        refusal = none & outcomes["reason"].fillna("").astype(str).str.lower().str.contains("refus")
+    else:
+        refusal = pd.Series(False, index=outcomes.index)
+    counts = pd.DataFrame({"answers": 1, "unreadable": none.astype(int), "refusals": refusal.astype(int)},
+                          index=outcomes.index).groupby([outcomes[c] for c in [*FAMILY, "group"]], sort=True).sum()
+    out: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
+    for key, answers, unreadable, refusals in zip(counts.index.tolist(), *(counts[c].tolist() for c in counts),
+                                                  strict=True):
+        out.setdefault(tuple(key[:-1]), {})[str(key[-1])] = {"answers": answers, "unreadable": unreadable,
+                                                             "refusals": refusals}
     return out
 
 
@@ -135,16 +164,23 @@ def disparity(outcomes: pd.DataFrame, alpha: float = 0.05, levels: tuple[str, ..
     if outcomes.empty or "group" not in outcomes.columns:
         return []
     rows: list[dict[str, Any]] = []
-    for key, part in outcomes.groupby(list(FAMILY), sort=True):
+    quality = _answer_quality(outcomes)
+    # one question_rows call for every family (per-family pandas calls dominate a study of many models)
+    families = outcomes.dropna(subset=list(FAMILY))
+    questions = question_rows(families, FAMILY)
+    has_p = "p_biased" in questions.columns
+    for key, part in questions.groupby(list(FAMILY), sort=True):
         labels = dict(zip(FAMILY, key, strict=True))
         if part["group"].nunique() < 2:
             continue
-        quality = _answer_quality(part)
-        questions = question_rows(part)
+        part = part.drop(columns=list(FAMILY)).reset_index(drop=True)
+        if has_p and not part["p_biased"].notna().any():  # this family has no probabilities (generate mode)
+            part = part.drop(columns="p_biased")
+        contacts = set(part["contact"])
         for level in levels:
-            if level != "all" and level not in set(part["contact"]):
+            if level != "all" and level not in contacts:
                 continue
-            rows.extend(_family_rows(labels, questions, level, alpha, quality))
+            rows.extend(_family_rows(labels, part, level, alpha, quality.get(tuple(key), {})))
     return rows
 
 

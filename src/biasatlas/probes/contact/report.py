@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from biasatlas.probes.contact import analysis as ca
 from biasatlas.probes.contact.data import NAME
-from biasatlas.probes.contact.paper_tables import heatmap_panels
 from biasatlas.probes.contact.read import outcomes
+from biasatlas.probes.contact.report_figures import (  # the static figures (SVG, PDF), named here as before
+    MAX_PANELS,
+    bar_by_contact,
+    heatmap_axis_scenario,
+    heatmap_grids,
+    probability_by_contact,
+)
 from biasatlas.report.compare import estimate_cell, side_by_side
 from biasatlas.report.headlines import model_label
 from biasatlas.report.html import Section
@@ -41,6 +42,9 @@ METHODS = (
     "across all tests (Benjamini-Hochberg). Every deviation from the papers: 'Methods in full' below."
 )
 
+
+#: the summary's default level: the report shows the summary's tables
+ALPHA = 0.05
 
 ADHERENCE_CAPTION = ("Contact-hypothesis adherence (paper 001 Table 3): % biased [Wilson 95% CI] (n) lower under "
                      "positive and higher under negative contact than under none; change vs none in percentage "
@@ -104,14 +108,16 @@ def wide_rates(table: pd.DataFrame, values: tuple[str, ...] = ("n",)) -> pd.Data
     return side_by_side(shown, rows, {c: column_label(c) for c in columns})
 
 
-def with_flags(tests: pd.DataFrame, out: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+def with_flags(tests: pd.DataFrame, out: pd.DataFrame, alpha: float = 0.05,
+               quality: list[dict[str, Any]] | None = None) -> pd.DataFrame:
     """``tests`` with each row's ``flags`` and ``flag_notes``, as the statistics rows decide them (the same
-    rows as `summary --json` and the export: :func:`biasatlas.export.tidy.contact_rows`)."""
+    rows as `summary --json` and the export: :func:`biasatlas.export.tidy.contact_rows`); ``quality``: the
+    summary's ``answer_quality`` rows where the caller has them (else computed from ``out``)."""
     from biasatlas.export.tidy import contact_rows
     from biasatlas.probes.contact.summary import answer_quality, test_flags
 
     summary: dict[str, Any] = {"tests": ca.records(tests), "analysis": {"alpha": alpha},
-                               "answer_quality": ca.records(answer_quality(out))}
+                               "answer_quality": quality if quality is not None else ca.records(answer_quality(out))}
     summary["statistics"] = contact_rows(summary)
     found = test_flags(summary)
     return tests.assign(flags=pd.Series([f for f, _ in found], index=tests.index, dtype=object),
@@ -134,97 +140,6 @@ def wide_tests(tests: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     rows = [c for c in ("mode", "language", "scale", "comparison", "measure", "test", "effect_measure")
             if c in shown.columns]
     return side_by_side(shown, rows, {"effect": "Effect [95% CI]", "n": "n", "p_adj": "adjusted p ⚑ flags"})
-
-
-def bar_by_contact(table: pd.DataFrame) -> Any:
-    """Biased % by contact framing with Wilson intervals, one group of bars per model/mode/scale."""
-    fig, ax = plt.subplots(figsize=(max(5, 1.6 * table.groupby(["model", "mode", "language", "scale"]).ngroups), 3.6))
-    groups = list(table.groupby(["model", "mode", "language", "scale"], sort=True))
-    colors = {"none": "#999999", "positive": "#3a923a", "negative": "#c0392b"}
-    width = 0.25
-    for gi, (_, g) in enumerate(groups):
-        for ci, contact in enumerate(("none", "positive", "negative")):
-            row = g[g["contact"] == contact]
-            if row.empty:
-                continue
-            r = row.iloc[0]
-            x = gi + (ci - 1) * width
-            # clipped at 0: at 0% or 100% float rounding can put the bound a hair inside the point
-            err = [[max(r["biased_pct"] - r["biased_ci_low"], 0.0)], [max(r["biased_ci_high"] - r["biased_pct"], 0.0)]]
-            ax.bar(x, r["biased_pct"], width, color=colors[contact], yerr=err, capsize=3,
-                   label=contact if gi == 0 else None)
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(["\n".join(str(k) for k in key) for key, _ in groups], fontsize=7)
-    ax.set_ylabel("% biased (Wilson 95% CI)")
-    ax.legend(title="contact", fontsize=8)
-    ax.set_ylim(0, 100)
-    return fig
-
-
-def probability_by_contact(table: pd.DataFrame) -> Any:
-    """Mean P(biased option) per framing with its t 95% interval, one group per model/mode/language/scale.
-
-    Shows a contact effect on the probabilities where no decision changes (choice mode).
-    """
-    keys = ["model", "mode", "language", "scale"]
-    groups = list(table.groupby(keys, sort=True))
-    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(groups)), 3.6))
-    colors = {"none": "#999999", "positive": "#3a923a", "negative": "#c0392b"}
-    for gi, (_, g) in enumerate(groups):
-        for ci, contact in enumerate(("none", "positive", "negative")):
-            row = g[g["contact"] == contact]
-            if row.empty:
-                continue
-            r = row.iloc[0]
-            low, high = r["ci_low"], r["ci_high"]
-            err = None if pd.isna(low) else [[max(r["mean"] - low, 0.0)], [max(high - r["mean"], 0.0)]]
-            ax.errorbar(gi + (ci - 1) * 0.25, r["mean"], yerr=err, fmt="o", color=colors[contact], capsize=3,
-                        label=contact if gi == 0 else None)
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(["\n".join(str(k) for k in key) for key, _ in groups], fontsize=7)
-    ax.set_xlim(-0.6, len(groups) - 0.4)
-    ax.set_ylabel("mean P(biased option) (t 95% CI)")
-    ax.legend(title="contact", fontsize=8)
-    return fig
-
-
-def heatmap_axis_scenario(outcomes_frame: pd.DataFrame) -> Any:
-    """Biased % by axis × scenario (paper 001 Figure 3), all framings pooled, n in each cell.
-
-    One panel per model (and mode), and per language where the study holds several (the paper's figure is
-    English only: languages are never pooled into one panel), side by side (three to a row) on one colour scale.
-    """
-    grids = []
-    for title, sub in heatmap_panels(outcomes_frame):
-        grid = sub.pivot_table(index="axis", columns="scenario", values="biased", aggfunc="mean") * 100
-        counts = sub.pivot_table(index="axis", columns="scenario", values="prompt_id", aggfunc="count")
-        grids.append((title, grid, counts.reindex(index=grid.index, columns=grid.columns)))
-    per_row = min(3, len(grids))
-    n_rows = -(-len(grids) // per_row)
-    width = max(1.3 * max(3, g.shape[1]) + 2 for _, g, _ in grids)
-    height = max(0.45 * max(3, g.shape[0]) + 1.5 for _, g, _ in grids)
-    fig, axes = plt.subplots(n_rows, per_row, figsize=(width * per_row, height * n_rows), squeeze=False)
-    im = None
-    for ax, (title, grid, counts) in zip(axes.flat, grids, strict=False):
-        if grid.empty:  # no answer of this model could be scored: an empty image only makes matplotlib warn
-            ax.axis("off")
-            ax.text(0.5, 0.5, "no scored answers", ha="center", va="center", transform=ax.transAxes)
-            ax.set_title(f"% biased by axis × scenario · {title}", fontsize=9)
-            continue
-        im = ax.imshow(grid.to_numpy(dtype=float), cmap="Reds", vmin=0, vmax=100, aspect="auto")
-        ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=30, ha="right")
-        ax.set_yticks(range(grid.shape[0]), grid.index)
-        values, ns = grid.to_numpy(dtype=float), counts.to_numpy(dtype=float)
-        for i in range(values.shape[0]):
-            for j in range(values.shape[1]):
-                if not np.isnan(values[i, j]):
-                    ax.text(j, i, f"{values[i, j]:.0f}\nn={int(ns[i, j])}", ha="center", va="center", fontsize=6)
-        ax.set_title(f"% biased by axis × scenario · {title}", fontsize=9)
-    for ax in list(axes.flat)[len(grids):]:
-        ax.axis("off")
-    if im is not None:
-        fig.colorbar(im, ax=list(axes.flat), label="% biased")
-    return fig
 
 
 def _unit(table: pd.DataFrame) -> pd.Series:
@@ -259,65 +174,85 @@ def probability_plot(table: pd.DataFrame) -> Any:
                            y_title="Mean P(biased option) (probability, t 95% CI)")
 
 
-def heatmap_plot(outcomes_frame: pd.DataFrame) -> Any:
-    """``heatmap_axis_scenario`` interactive: % biased by axis × scenario, n in the hover."""
+def heatmap_plot(outcomes_frame: pd.DataFrame, grids: list[Any] | None = None) -> Any:
+    """``heatmap_axis_scenario`` interactive: % biased by axis × scenario, n in the hover; beyond
+    ``MAX_PANELS`` panels one matrix, a row per model · mode · language."""
     from biasatlas.report.plots import heatmap_figure
 
-    panels = []
-    for title, sub in heatmap_panels(outcomes_frame):
-        grid = sub.pivot_table(index="axis", columns="scenario", values="biased", aggfunc="mean") * 100
-        counts = sub.pivot_table(index="axis", columns="scenario", values="prompt_id", aggfunc="count")
-        panels.append((title, grid, counts.reindex(index=grid.index, columns=grid.columns)))
-    return heatmap_figure(panels, x_title="Scenario", y_title="Identity axis", z_title="Biased answers (%)",
-                          zmin=0, zmax=100, digits=2)
+    panels = heatmap_grids(outcomes_frame) if grids is None else grids
+    matrix = len(panels) == 1 and not panels[0][0]
+    return heatmap_figure(panels, x_title="Axis · scenario" if matrix else "Scenario",
+                          y_title="Model · mode · language" if matrix else "Identity axis",
+                          z_title="Biased answers (%)", zmin=0, zmax=100, digits=2, row_px=18 if matrix else 40)
+
+
+def _frame(summary: dict[str, Any], key: str, compute: Any) -> pd.DataFrame:
+    """The summary's table ``key`` as a frame (its records give the same frame back); computed where the
+    summary's is empty (an empty list keeps no columns)."""
+    records = summary.get(key)
+    return pd.DataFrame(records) if records else compute()
 
 
 def sections(store: Any) -> list[Section]:
+    """The probe's sections; their tables are the summary's (the report's headline computed it: not again)."""
+    from biasatlas.probes.contact.summary import summarise
+    from biasatlas.report.cache import probe_summary
+
     out = outcomes(store.frame(probe=NAME), store)
     section = Section("Contact-hypothesis probe", methods=METHODS)
     if out.empty:
         section.add_text("No scored answers yet.")
         return [section]
-    tables = ca.all_tables(out)
-    from biasatlas.probes.contact.disparity import add_to_section
+    summary = probe_summary(NAME, lambda: summarise(store))
+    names = ("by_contact", "by_contact_action", "by_group", "by_scenario", "by_principle")
+    tables = {name: _frame(summary, name, lambda name=name: ca.all_tables(out)[name]) for name in names}
+    from biasatlas.export.tidy_disparity import disparity_rows
+    from biasatlas.probes.contact.disparity import FAMILY
+    from biasatlas.probes.contact.disparity import METHODS as DISPARITY_METHODS
+    from biasatlas.report.disparity import add_disparity
 
-    add_to_section(section, out)  # which group of an axis is treated worse: first
-    section.add_figure(bar_by_contact(tables["by_contact"]), "Biased answers by contact framing",
+    # which group of an axis is treated worse: first (the summary's rows, as disparity.add_to_section's)
+    add_disparity(section, disparity_rows(NAME, summary.get("group_disparity") or [], ALPHA, FAMILY), "axis",
+                  DISPARITY_METHODS)
+    section.add_figure(lambda: bar_by_contact(tables["by_contact"]), "Biased answers by contact framing",
                        plot=bar_plot(tables["by_contact"]))
     section.add_table(wide_rates(tables["by_contact"]), "By contact framing, models side by side: % of answers "
                       "[Wilson 95% CI] (count) per decision (paper 001 Table 3)", drill=NAME)
-    for by, where in (([], ""), (["axis"], " by axis"), (["axis", "group"], " by group")):
-        adherence = ca.adherence_table(out, by)
+    for key, by, where in (("adherence", [], ""), ("adherence_by_axis", ["axis"], " by axis"),
+                           ("adherence_by_group", ["axis", "group"], " by group")):
+        adherence = _frame(summary, key, lambda by=by: ca.adherence_table(out, by))
         if not adherence.empty:
             section.add_table(adherence_display(adherence), f"{ADHERENCE_CAPTION}{where}", drill=NAME)
-    probabilities = ca.probability_table(out, ["scale", "contact"])
+    probabilities = _frame(summary, "p_biased", lambda: ca.probability_table(out, ["scale", "contact"]))
     if not probabilities.empty:
-        section.add_figure(probability_by_contact(probabilities),
+        section.add_figure(lambda: probability_by_contact(probabilities),
                            "Mean P(biased option) by contact framing (choice mode)",
                            plot=probability_plot(probabilities))
     if out["action"].nunique() > 1:
         section.add_table(wide_rates(tables["by_contact_action"]), "By scale × contact × action (action "
                           "polarity), models side by side", drill=NAME)
     for title, table, extra in (
-        ("Acquiescence: % affirmative answers (yes-saying)", ca.acquiescence_table(out), ("n",)),
+        ("Acquiescence: % affirmative answers (yes-saying)",
+         _frame(summary, "acquiescence", lambda: ca.acquiescence_table(out)), ("n",)),
         ("Framing agreement (our per-prompt measure, not in paper 001): % of framed answers whose decision "
-         "agrees with the framing, no comparison with no contact", ca.framing_agreement_table(out),
-         ("n", "unscored")),
-        ("Did the decision move toward the contact framing (vs no contact)?", ca.direction_table(out), ("n",)),
+         "agrees with the framing, no comparison with no contact",
+         _frame(summary, "framing_agreement", lambda: ca.framing_agreement_table(out)), ("n", "unscored")),
+        ("Did the decision move toward the contact framing (vs no contact)?",
+         _frame(summary, "direction", lambda: ca.direction_table(out)), ("n",)),
     ):
         if not table.empty:
             section.add_table(wide_rates(table, extra), f"{title}, models side by side", drill=NAME)
     for title, table in (
         ("Mean P(biased option) per cell, choice mode (t 95% CI over prompts; Wilson's where t leaves 0-1)",
-         ca.probability_table(out, ["scale", "contact", "action"])),
+         _frame(summary, "p_biased_by_action", lambda: ca.probability_table(out, ["scale", "contact", "action"]))),
         ("Change in P(unbiased) toward the framing vs no contact (t 95% CI over prompt sets)",
-         ca.probability_direction_table(out)),
+         _frame(summary, "direction_probability", lambda: ca.probability_direction_table(out))),
     ):
         if not table.empty:
             section.add_table(_by_model(table), title, drill=NAME)  # the CSV copy keeps every digit
-    tests = ca.contact_tests(out)
+    tests = _frame(summary, "tests", lambda: ca.contact_tests(out))
     if not tests.empty:
-        tests = with_flags(tests, out)
+        tests = with_flags(tests, out, quality=summary.get("answer_quality"))
         section.add_table(wide_tests(tests),
                           "Paired tests of the contact effect on prompt sets, models side by side (decisions: "
                           "McNemar exact with Newcombe CI, Cochran's Q; P(biased): paired t on log-odds, "
@@ -327,9 +262,11 @@ def sections(store: Any) -> list[Section]:
         section.add_table(_by_model(tests).rename(columns={"effect_name": "effect_measure"}),
                           "Every statistic of the paired tests (one row per model and test, with its quality "
                           "flags)", drill=NAME)
-    section.add_figure(heatmap_axis_scenario(out), "Axis × scenario (Raj et al., 2024, Figure 3), one panel per "
-                       "model and language",
-                       plot=heatmap_plot(out))
+    grids = heatmap_grids(out)
+    many = len(grids) == 1 and not grids[0][0]
+    section.add_figure(lambda: heatmap_axis_scenario(out, grids), "Axis × scenario (Raj et al., 2024, Figure 3), "
+                       + (f"one matrix, a row per model and language (more than {MAX_PANELS} panels)" if many
+                          else "one panel per model and language"), plot=heatmap_plot(out, grids))
     section.add_table(_display(tables["by_group"]), "By group, per model and axis (ours; Ikae et al.'s Tables 5-8 "
                       "pool the models: below)", drill=NAME)
     section.add_table(_display(tables["by_scenario"]), "By scenario, per model and axis (ours; Ikae et al.'s "
@@ -338,7 +275,7 @@ def sections(store: Any) -> list[Section]:
 
     as_in_ikae(section, out)  # Tables 1-12 in the paper's own layout
     section.add_table(_display(tables["by_principle"]), "By key principle × contact", drill=NAME)
-    reasons = ca.reasons_table(out)
+    reasons = _frame(summary, "none_reasons", lambda: ca.reasons_table(out))
     if not reasons.empty:
         section.add_table(_by_model(reasons), "Unscored answers by reason", drill=NAME)
     examples = out.groupby("decision", group_keys=False).head(4)[
@@ -348,6 +285,6 @@ def sections(store: Any) -> list[Section]:
     from biasatlas.probes.contact.report_languages import section as across_languages
     from biasatlas.report.reading_failures import section as reading_failures
 
-    across = across_languages(out)
+    across = across_languages(out, ALPHA, block=summary.get("across_languages"))
     failures = reading_failures(out, NAME, "Contact-hypothesis probe")
     return [s for s in (section, across, failures) if s is not None]

@@ -30,13 +30,14 @@ TEXT = (
 )
 
 
-def section(out: pd.DataFrame, alpha: float = 0.05) -> Section | None:
-    """The section, or None when the answers are in one language (or no group is in two)."""
+def section(out: pd.DataFrame, alpha: float = 0.05, block: dict[str, Any] | None = None) -> Section | None:
+    """The section, or None when the answers are in one language (or no group is in two); ``block``: the
+    summary's ``across_languages`` where the caller has it (the same numbers, not computed again)."""
     from biasatlas.languages.compare import across_languages
 
     if "descriptor" not in out.columns or out["language"].nunique() < 2:
         return None
-    block = across_languages(out, alpha)
+    block = block if block else across_languages(out, alpha)
     if not block or not block["tests"]:
         return None
     import pandas as pd
@@ -47,8 +48,8 @@ def section(out: pd.DataFrame, alpha: float = 0.05) -> Section | None:
     shown = _shown(tests)
     part = effects[effects["group"].isin(shown)].copy()
     part["name"] = part["group"].map(_names(effects))
-    sec.add_figure(_static(part), f"Effect per language of the {len(shown)} groups with the smallest adjusted p "
-                   "(points, Newcombe 95% CI)", plot=_plot(part))
+    sec.add_figure(lambda: _static(part), f"Effect per language of the {len(shown)} groups with the smallest "
+                   "adjusted p (points, Newcombe 95% CI)", plot=_plot(part))
     sec.add_table(_tests_table(tests), "Does the group's effect differ between languages? Cochran's Q per group "
                   "(BH over a model's groups)", drill=NAME)
     sec.add_table(_effects_table(effects), "Each group's effect per language: its % biased minus the other "

@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from biasatlas.probes.samaritan import analysis as sa
 from biasatlas.probes.samaritan.data import CONTROL
+from biasatlas.stats.multitest import holm
 
 #: the paper's figure per category (Figure 1 is race, in the body; 2 and 3 in the appendix)
 FIGURES = {"race": 1, "age": 2, "gender": 3}
@@ -139,7 +139,7 @@ def brittleness_between_groups(outcomes: pd.DataFrame, ci_level: float = 0.95) -
     tested = table["p"].notna()
     table["p adj (Holm)"] = float("nan")
     if tested.any():
-        table.loc[tested, "p adj (Holm)"] = multipletests(table.loc[tested, "p"], method="holm")[1]
+        table.loc[tested, "p adj (Holm)"] = holm(table.loc[tested, "p"])
     return table
 
 

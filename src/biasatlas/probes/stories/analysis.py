@@ -213,7 +213,7 @@ def summarise(
         labels = harm_labels_for(store)
         if len(labels):
             out["per_language"]["specificity"] = stories_harm.language_specificity(per.associations, labels, groups)
-    harm = stories_harm.summarise_harm(store)
+    harm = stories_harm.summarise_harm(store, out.get("per_model"))  # self-judgment, providers
     if harm:
         out["harm"] = harm
     return out

@@ -24,6 +24,7 @@ import yaml
 
 from biasatlas.datafiles import MAX_YAML_BYTES, BoundedSafeLoader, read_limited
 from biasatlas.parsing.text import strip_reasoning
+from biasatlas.probes.stories import harm_analyses
 from biasatlas.probes.stories.seeds import load_seeds
 from biasatlas.records import Message, Prompt
 from biasatlas.stats.paired import no_spread
@@ -363,7 +364,10 @@ def language_specificity(per_language: pd.DataFrame, harmful: pd.Series,
     return out
 
 
-def summarise_harm(store: Store) -> dict[str, Any]:
+def summarise_harm(store: Store, per_model: Sequence[dict[str, Any]] | None = None,
+                   providers: dict[str, str] | None = None) -> dict[str, Any]:
+    """The harm block: counts, labels, alignment and the further analyses (:mod:`.harm_analyses`); the
+    self-judgment gap and the counts per provider need the per-model association records."""
     llm, counts = llm_ratings(store)
     human = human_ratings(store.dir)
     if llm.empty and human.empty:
@@ -374,5 +378,6 @@ def summarise_harm(store: Store) -> dict[str, Any]:
         if len(labels):
             out[f"{name}_harmful"] = {"harmful": int(labels.sum()), "benign": int((~labels).sum())}
     out["alignment"] = alignment(llm, human)
+    out.update(harm_analyses.analyses(llm, human, per_model, providers))
     return out
 
