@@ -284,25 +284,11 @@ def continuous_groups(table: np.ndarray, groups: list[str], clusters: np.ndarray
     return _adjusted(out, correction)
 
 
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjusted p (NaN kept, left out): statsmodels' ``multipletests(method="holm")``, which a
-    test checks; written out because the simulations call it thousands of times and statsmodels' call collects
-    garbage on every one."""
-    p = np.asarray(p, float)
-    out = np.full_like(p, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    if len(ok):
-        order = ok[np.argsort(p[ok], kind="stable")]
-        steps = np.maximum.accumulate((len(ok) - np.arange(len(ok))) * p[order])
-        out[order] = np.minimum(steps, 1.0)
-    return out
-
-
 def _adjusted(effects: list[GroupEffect], correction: str) -> list[GroupEffect]:
     from dataclasses import replace
 
     p = np.array([e.p for e in effects], float)
-    p_adj = holm(p) if correction == "holm" else adjust(p, correction)
+    p_adj = adjust(p, correction)
     return [replace(e, p_adj=float(q)) for e, q in zip(effects, p_adj, strict=True)]
 
 

@@ -26,7 +26,7 @@ def adjust(pvalues: ArrayLike, method: str = "bh") -> np.ndarray:
     if METHODS[method] is None:
         out[ok] = p[ok]
     elif method == "holm":
-        out[ok] = holm(p[ok])
+        out = holm(p)
     elif ok.any():
         out[ok] = multipletests(p[ok], method=METHODS[method])[1]
     return out
@@ -35,10 +35,12 @@ def adjust(pvalues: ArrayLike, method: str = "bh") -> np.ndarray:
 def holm(p: ArrayLike) -> np.ndarray:
     """Holm's step-down adjusted p-values, equal to statsmodels' ``multipletests(p, method="holm")[1]`` (a test
     checks it on ties, ones and zeros): statsmodels' Holm path runs ``gc.collect()`` on every call, which in a
-    process holding a large study costs 0.1–1 s a call, and a summary makes one call per family."""
+    process holding a large study costs 0.1–1 s a call, and a summary makes one call per family.
+    NaN inputs stay NaN and are left out of the family."""
     p = np.asarray(p, dtype=float)
-    order = np.argsort(p, kind="stable")
-    stepped = np.maximum.accumulate(p[order] * np.arange(len(p), 0, -1))
-    out = np.empty(len(p))
+    out = np.full_like(p, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    order = ok[np.argsort(p[ok], kind="stable")]
+    stepped = np.maximum.accumulate(p[order] * np.arange(len(order), 0, -1))
     out[order] = np.minimum(stepped, 1.0)
     return out

@@ -29,6 +29,7 @@ import numpy as np
 from scipy import stats as sps
 
 from biasatlas.stats.clustered import _TOL, EXACT_Q_MAX, PERMUTATIONS
+from biasatlas.stats.multitest import holm
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -166,17 +167,6 @@ def _exact_group_p(x: np.ndarray, n: np.ndarray) -> np.ndarray:
     p = np.where(values >= observed[:, None] - _TOL, dist, 0.0).sum(1)
     alone = (n == total[:, None]) | (n == 0)  # a group with no rest in every stratum: nothing to compare
     return np.where(alone.all(0), np.nan, np.minimum(p, 1.0))
-
-
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjusted p-values, as statsmodels' ``multipletests(p, method="holm")`` gives them (a
-    test checks it); computed here because that path calls ``gc.collect()`` each time, 0.1 s in a big process,
-    once per cell and failure kind of a summary."""
-    order = np.argsort(p, kind="stable")
-    stepped = np.maximum.accumulate(p[order] * np.arange(len(p), 0, -1))
-    out = np.empty(len(p))
-    out[order] = np.minimum(stepped, 1.0)
-    return out
 
 
 def _rates(n: np.ndarray, fails: np.ndarray) -> dict[str, np.ndarray]:

@@ -16,10 +16,10 @@ from biasatlas.stats.disparity import (
     continuous_omnibus,
     group_mde,
     group_power,
-    holm,
     newcombe_interval,
     step_down,
 )
+from biasatlas.stats.multitest import holm
 
 
 def _enumerated_p(table: np.ndarray, group: int) -> float:

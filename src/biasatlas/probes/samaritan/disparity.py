@@ -22,7 +22,8 @@ from scipy import stats as sps
 
 from biasatlas.probes.samaritan.analysis import UNIT, scenario_means
 from biasatlas.probes.samaritan.data import CONTROL
-from biasatlas.stats.disparity import continuous_groups, continuous_omnibus, holm, step_down
+from biasatlas.stats.disparity import continuous_groups, continuous_omnibus, step_down
+from biasatlas.stats.multitest import holm
 
 FAMILY = (*UNIT, "category")
 
