@@ -162,3 +162,16 @@ def _empty_parquet(frame: pd.DataFrame, path: Path) -> None:
 
     schema = pa.Schema.from_pandas(frame, preserve_index=False)
     pq.ParquetWriter(path, schema).close()
+
+
+def guide_path(path: Path) -> Path:
+    """Where the guide of a sheet ``path`` for people to fill in goes: beside it, ``PATH.md``."""
+    return path.with_name(path.name + ".md")
+
+
+def to_csv_with_guide(frame: pd.DataFrame, path: Path, guide: str) -> Path:
+    """A sheet for people to fill in, as CSV (spreadsheet-safe), and its guide beside it; the guide's path."""
+    to_csv(frame, path)
+    target = guide_path(path)
+    target.write_text(guide, encoding="utf-8")
+    return target

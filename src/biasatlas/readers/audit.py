@@ -137,19 +137,11 @@ def sample(store: Store, n: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(out[COLUMNS])
 
 
-def guide_path(path: Path) -> Path:
-    """Where the labelling guide of the sample ``path`` goes: beside it, ``PATH.md``."""
-    return path.with_name(path.name + ".md")
-
-
 def write_sample(frame: pd.DataFrame, path: Path) -> Path:
     """The sample as CSV (spreadsheet-safe) and its labelling guide beside it (``PATH.md``); the guide's path."""
-    from biasatlas.export.write import to_csv
+    from biasatlas.export.write import to_csv_with_guide
 
-    to_csv(frame, path)
-    guide = guide_path(path)
-    guide.write_text(GUIDE.format(csv=path.name), encoding="utf-8")
-    return guide
+    return to_csv_with_guide(frame, path, GUIDE.format(csv=path.name))
 
 
 def _human(probe: str, given: str, allowed: str) -> str | None:

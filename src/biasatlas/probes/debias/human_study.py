@@ -142,19 +142,11 @@ def draw(pairs: pd.DataFrame, comparison: dict[str, Any], n: int, seed: int = 0)
     return sheet[SHEET_COLUMNS], key
 
 
-def guide_path(path: Any) -> Any:
-    """Where the rating guide of the sheet ``path`` goes: beside it, ``PATH.md``."""
-    return path.with_name(path.name + ".md")
-
-
 def write_sheet(sheet: pd.DataFrame, path: Any) -> Any:
     """The sheet as CSV (UTF-8, spreadsheet-safe) and its guide beside it; the guide's path."""
-    from biasatlas.export.write import to_csv
+    from biasatlas.export.write import to_csv_with_guide
 
-    to_csv(sheet, path)
-    guide = guide_path(path)
-    guide.write_text(GUIDE.format(csv=path.name), encoding="utf-8")
-    return guide
+    return to_csv_with_guide(sheet, path, GUIDE.format(csv=path.name))
 
 
 # ---- what the study holds -------------------------------------------------------------------------
