@@ -167,6 +167,7 @@ def test_study_report_overview_filter_and_drill_down(tmp_path: Path, browser: An
     p.locator("#answers-contact").screenshot(path=str(_shots(tmp_path) / "report-contact-answers.png"))
     _side_by_side(p, tmp_path)
     _group_row(p)
+    _plot_points(p)
     p.close()
     assert page.errors == [] and page.remote() == []
     files = {f.suffix for f in (tmp_path / "study" / "report_files").iterdir()}
@@ -224,6 +225,50 @@ def _group_row(p: Any) -> None:
     sets = _column(p, "#answers-contact", "Prompt set")
     runs = [name for name, _ in itertools.groupby(sets)]
     assert sets and len(runs) == len(set(runs))  # each prompt set's rows (its framings) one after the other
+
+
+def _click_centre(p: Any, element: Any) -> None:
+    element.scroll_into_view_if_needed()
+    box = element.bounding_box()
+    assert box is not None
+    p.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    p.wait_for_timeout(200)
+    p.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    p.wait_for_timeout(400)
+
+
+def _filter_text(p: Any, probe: str) -> str:
+    return str(p.locator(f"#answers-{probe} .active-filter .what").inner_text())
+
+
+def _plot_points(p: Any) -> None:
+    """A click on a bar narrows the answers to its model, language, scale and framing; on a group's point of
+    the disparity forest to that group."""
+    p.locator("#answers-contact button.reset").click()
+    total = len(_column(p, "#answers-contact", "Model"))
+    bars = p.locator("figure").filter(has_text="Biased answers by contact framing").locator("div.plot")
+    assert bars.get_attribute("data-drill-probe") == "contact"
+    _click_centre(p, bars.locator(".trace.bars .point path").first)
+    shown = _filter_text(p, "contact")
+    assert "Model = " in shown and "Contact = " in shown and "Language = " in shown, shown
+    info = p.locator("#answers-contact .dt-info").inner_text()
+    assert "filtered from" in info
+    assert len(set(_column(p, "#answers-contact", "Model"))) == 1
+    assert len(set(_column(p, "#answers-contact", "Contact"))) == 1
+    assert len(set(_column(p, "#answers-contact", "Language"))) == 1
+
+    p.locator("#answers-contact button.reset").click()
+    assert len(_column(p, "#answers-contact", "Model")) == total
+    forest = p.locator("figure").filter(has_text="Group disparity: each group").locator("div.plot").first
+    probe = forest.get_attribute("data-drill-probe")
+    assert probe in ("contact", "samaritan")
+    ticks = set(forest.locator(".yaxislayer-above .ytick text").all_text_contents())
+    _click_centre(p, forest.locator(".scatterlayer .trace .points path.point").first)
+    shown = _filter_text(p, probe)
+    assert "Group = " in shown, shown
+    group = shown.split("Group = \u201c", 1)[1].split("\u201d", 1)[0]
+    assert group in ticks
+    assert set(_column(p, f"#answers-{probe}", "Group")) == {group}
 
 
 def _shots(tmp_path: Path) -> Path:

@@ -15,8 +15,10 @@ COLUMNS = {"model": "model", "mode": "mode", "language": "language", "temperatur
            "mde": "MDE", "flags": "⚑ flags", "test": "test"}
 
 
-def add_disparity(section: Section, rows: Sequence[dict[str, Any]], family: str, methods: str) -> None:
-    """Add the headline sentences, the forest plot and the table of ``rows`` (one probe's disparity rows)."""
+def add_disparity(section: Section, rows: Sequence[dict[str, Any]], family: str, methods: str,
+                  drill: str = "") -> None:
+    """Add the headline sentences, the forest plot and the table of ``rows`` (one probe's disparity rows);
+    ``drill`` names the probe whose answers a click on a group's point narrows to that group."""
     from biasatlas.export.tidy_disparity import SOURCE, headline_lines
     from biasatlas.report.plots import disparity_forest
 
@@ -27,9 +29,9 @@ def add_disparity(section: Section, rows: Sequence[dict[str, Any]], family: str,
         where = " · ".join(str(row[k]) for k in ("model", "mode", "language") if row.get(k))
         section.add_text(f"Group disparity, {where}: {text}")
     main = [r for r in rows if r.get("contact") in (None, "all") and r.get("measure") in ("decision", "rating")]
-    figure = disparity_forest(main, family)
+    figure = disparity_forest(main, family, drill=bool(drill))
     if figure is not None:
-        section.add_plot(figure, caption="Group disparity: each group against the other groups of its "
+        section.add_plot(figure, drill=drill, caption="Group disparity: each group against the other groups of its "
                          f"{family}, ordered by effect, with 95% intervals; red: differs (Holm-adjusted p below "
                          "alpha), hollow grey: not a finding (its flag in the hover). " + methods)
     table = pd.DataFrame([r for r in rows if r.get("group")])
@@ -39,7 +41,8 @@ def add_disparity(section: Section, rows: Sequence[dict[str, Any]], family: str,
     section.add_table(table[shown].rename(columns=COLUMNS), caption="Group disparity, every group: effect = the "
                       f"group − the other groups of its {family} (shares: 0-1; ratings: rating points), its 95% "
                       "interval, the exact or t test, p adjusted (Holm) over the groups of the family, the MDE "
-                      "of a group at this size; framing 'all' is the headline level (the framings pooled).")
+                      "of a group at this size; framing 'all' is the headline level (the framings pooled).",
+                      drill=drill)
 
 
 STORY_COLUMNS = {"attribute": "attribute A", "group": "group (A = a)", "estimate": "significant associations",

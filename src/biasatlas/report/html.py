@@ -78,18 +78,19 @@ class Section:
         if publish and not frame.empty:
             self.files.append(TableFile(shown, cite_papers(caption or self.title)))
 
-    def add_figure(self, figure: Any, caption: str = "", *, plot: Any = None) -> None:
+    def add_figure(self, figure: Any, caption: str = "", *, plot: Any = None, drill: str = "") -> None:
         """A matplotlib figure as SVG and PDF files; in the page the interactive ``plot`` (Plotly) where given,
         else the SVG (as an image: it runs nothing).
 
         ``figure`` may be a function that makes the figure: with a ``plot`` it is then drawn only when the
-        files are written (``write_report(publish=True)``), never for the page alone.
+        files are written (``write_report(publish=True)``), never for the page alone. ``drill``: see
+        :meth:`add_plot`.
         """
         caption_file = cite_papers(caption or self.title)
         if plot is not None:
             self.files.append(lazy_figure(figure, caption_file) if callable(figure) and not _is_figure(figure)
                               else render_figure(figure, caption_file))
-            self.add_plot(plot, caption)
+            self.add_plot(plot, caption, drill=drill)
             return
         files = render_figure(figure() if callable(figure) and not _is_figure(figure) else figure, caption_file)
         self.files.append(files)
@@ -99,8 +100,12 @@ class Section:
             f"<figure><img alt='{escape(caption)}' src='data:image/svg+xml;base64,{data}'/>{cap}</figure>"
         )
 
-    def add_plot(self, figure: Any, caption: str = "") -> None:
-        """An interactive Plotly figure (hover, zoom), drawn by the embedded plotly.js."""
+    def add_plot(self, figure: Any, caption: str = "", *, drill: str = "") -> None:
+        """An interactive Plotly figure (hover, zoom), drawn by the embedded plotly.js.
+
+        ``drill`` names the probe whose answers a click on a point filters, by the point's ``customdata``
+        (the JSON filter :func:`biasatlas.report.plots.drill_points` gives it).
+        """
         import plotly.io as pio
 
         spec = json.loads(pio.to_json(figure, validate=False))
@@ -108,7 +113,8 @@ class Section:
         self.data[block_id] = {"data": spec.get("data", []), "layout": spec.get("layout", {})}
         self.has_plots = True
         cap = f"<figcaption>{prose(caption)}</figcaption>" if caption else ""
-        self.blocks.append(f"<figure><div class='plot' data-figure='{block_id}'></div>{cap}</figure>")
+        target = f" data-drill-probe='{escape(drill)}'" if drill else ""
+        self.blocks.append(f"<figure><div class='plot' data-figure='{block_id}'{target}></div>{cap}</figure>")
 
     def add_html(self, fragment: str) -> None:
         """HTML the caller built and escaped itself (e.g. the overview grid)."""

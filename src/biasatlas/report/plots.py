@@ -8,8 +8,9 @@ The static SVG/PDF copies in ``report_files/`` stay matplotlib drawings made by 
 from __future__ import annotations
 
 import html
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -56,6 +57,22 @@ def hover_lines(estimate: Any, low: Any, high: Any, n: Any = None, p: Any = None
     return "<br>".join([*extra, *lines])
 
 
+def drill_points(rows: pd.DataFrame, drill: Mapping[str, str] | None) -> list[str] | None:
+    """Each point's answers filter as JSON text (``{"Model": …, "Language": …}``), for a click in the page.
+
+    ``drill`` maps a column of ``rows`` to the answers table's column it filters; the values are shown as
+    the answers table shows them, so the filter matches exactly. None without ``drill``.
+    """
+    if not drill:
+        return None
+    from biasatlas.report.cells import cell_text
+
+    present = {column: label for column, label in drill.items() if column in rows.columns}
+    return [json.dumps({label: cell_text(r[column]) for column, label in present.items()
+                        if cell_text(r[column]) is not None}, ensure_ascii=False)
+            for _, r in rows.iterrows()]
+
+
 def _panels(frame: pd.DataFrame, panel: str | None) -> list[tuple[str, pd.DataFrame]]:
     if panel is None or panel not in frame.columns:
         return [("", frame)]
@@ -81,7 +98,7 @@ def interval_figure(
     x_title: str, y_title: str, group: str | None = None, panel: str | None = None, n: str | None = None,
     p: str | None = None, kind: str = "bar", unit: str = "", colors: dict[str, str] | None = None,
     y_range: tuple[float, float] | None = None, horizontal: bool = False, p_label: str = "p",
-    bounds: tuple[float, float] | None = None,
+    bounds: tuple[float, float] | None = None, drill: Mapping[str, str] | None = None,
 ) -> Any:
     """Bars (or points, dodged per group) of ``estimate`` with asymmetric 95% error bars, grouped by ``group``,
     one panel per ``panel`` value; ``category`` (one column or several, joined) is the axis of the bars.
@@ -89,7 +106,8 @@ def interval_figure(
     ``bounds``: the scale of a share or probability (``(0, 100)``, ``(0, 1)``; read from ``y_range`` or a
     title saying "probability" where not given): an interval that leaves it is drawn as Wilson's on the
     estimate and n (:func:`scale_interval`), and the axis starts where the scale does. A panel whose every
-    estimate is 0 says so in words. Model ids show their short names.
+    estimate is 0 says so in words. Model ids show their short names. ``drill`` (a column -> the answers
+    table's column) makes a click on a point filter the section's answers to it (:func:`drill_points`).
     """
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -129,7 +147,8 @@ def interval_figure(
                      "color": "#444"}
             color = (colors or {}).get(str(name))
             common = {"name": _text(name) if group else y_title, "hovertext": hover, "hoverinfo": "text",
-                      "legendgroup": str(name), "showlegend": bool(group) and str(name) not in seen}
+                      "legendgroup": str(name), "showlegend": bool(group) and str(name) not in seen,
+                      "customdata": drill_points(rows, drill)}
             marker = UNTESTED_MARKER if untested_group(name) else {"size": 9, "color": color}
             if horizontal:
                 trace = go.Scatter(x=est.tolist(), y=labels, error_x=error, mode="markers", marker=marker, **common)
@@ -254,10 +273,11 @@ def _notes(value: Any) -> list[str]:
     return [note for note in str(value).split(" | ") if note]
 
 
-def disparity_forest(rows: Sequence[dict[str, Any]], family: str = "axis") -> Any:
+def disparity_forest(rows: Sequence[dict[str, Any]], family: str = "axis", *, drill: bool = False) -> Any:
     """Each group's effect against the other groups of its family with its 95% interval, one panel per family
     (model · language · ``family``), groups ordered by effect; a point that is not a finding hollow and grey,
-    one that differs (Holm) red. ``rows``: the group-disparity statistics rows of one measure and level."""
+    one that differs (Holm) red. ``rows``: the group-disparity statistics rows of one measure and level.
+    With ``drill`` a click on a point filters the answers to that model, language and group."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -268,6 +288,11 @@ def disparity_forest(rows: Sequence[dict[str, Any]], family: str = "axis") -> An
     scale, unit = (1.0, "rating points") if rating else (100.0, "percentage points")
     keys = [k for k in ("model", "mode", "language", "temperature", family) if k in frame.columns
             and frame[k].notna().any()]
+    if drill:
+        from biasatlas.report.headlines import model_label
+
+        frame = frame.assign(answers_model=model_label(frame))
+    where = {"answers_model": "Model", "language": "Language", "group": "Group"} if drill else None
     panels = list(frame.groupby(keys, sort=True, dropna=False))
     titles = [html.escape(" · ".join(str(v) for v in (key if isinstance(key, tuple) else (key,)))) for key, _ in panels]
     sizes = [min(len(part), FOREST_GROUPS) for _, part in panels]
@@ -297,6 +322,7 @@ def disparity_forest(rows: Sequence[dict[str, Any]], family: str = "axis") -> An
                          "arrayminus": (est - low).clip(lower=0).tolist(), "color": "#555", "visible": finding},
                 marker={"color": ["#b03a2e" if s else "#555" for s in points["significant"]], "size": 9}
                 if finding else UNTESTED_MARKER, hovertext=hover, hoverinfo="text", showlegend=False,
+                customdata=drill_points(points, where),
                 name="group" if finding else "not a finding"), row=i, col=1)
         # the zero line and the axis titles of panel i set once below: add_vline and update_xaxes per row look
         # at every axis of the figure (600 panels: minutes)

@@ -96,3 +96,39 @@ def test_probability_intervals_stay_in_the_scale_points_are_dodged_and_ticks_use
     first = figure["data"][0]
     assert first["error_y"]["arrayminus"][0] > 0  # Wilson at 2% of 30 still has a lower arm, never below 0
     assert "Wilson" in figure["layout"]["yaxis"]["title"]["text"]
+
+
+def test_a_point_carries_the_answers_filter_of_its_row() -> None:
+    """A click on a point filters the answers by the point's own row, in the answers table's words."""
+    import json
+
+    from biasatlas.report.html import Section
+    from biasatlas.report.plots import disparity_forest, interval_figure
+
+    frame = pd.DataFrame({"unit": ["m1", "m1", "m2"], "language": ["en", "de", "en"], "scale": ["certainty"] * 3,
+                          "contact": ["none", "positive", "none"], "pct": [10.0, 20.0, 30.0],
+                          "low": [5.0, 15.0, 25.0], "high": [15.0, 25.0, 35.0]})
+    fig = interval_figure(frame, category="language", group="contact", panel="unit", estimate="pct", low="low",
+                          high="high", x_title="x", y_title="y", drill={"unit": "Model", "language": "Language",
+                                                                        "contact": "Contact", "absent": "Nothing"})
+    points = [(json.loads(c), y) for trace in fig.data for c, y in zip(trace.customdata, trace.y, strict=True)]
+    assert ({"Model": "m2", "Language": "en", "Contact": "none"}, 30.0) in points
+    assert ({"Model": "m1", "Language": "de", "Contact": "positive"}, 20.0) in points
+    assert len(points) == 3
+    plain = interval_figure(frame, category="language", estimate="pct", low="low", high="high", x_title="x",
+                            y_title="y")
+    assert all(trace.customdata is None for trace in plain.data)
+
+    rows = [{"model": "m", "mode": "choice", "language": "en", "axis": "religion", "group": g, "estimate": e,
+             "ci_low": e - 0.1, "ci_high": e + 0.1, "n": 40, "p_adj": 0.5, "significant": False, "flags": "",
+             "measure": "decision"} for g, e in (("Jews", 0.2), ("Buddhists", -0.1))]
+    forest = disparity_forest(rows, drill=True)
+    filters = {json.loads(c)["Group"]: json.loads(c) for trace in forest.data for c in trace.customdata}
+    assert filters["Jews"] == {"Model": "m", "Language": "en", "Group": "Jews"}
+    assert all(trace.customdata is None for trace in disparity_forest(rows).data)
+
+    section = Section("s")
+    section.add_plot(fig, "c", drill="contact")
+    assert "data-drill-probe='contact'" in section.blocks[-1]
+    section.add_plot(plain, "c")
+    assert "data-drill-probe" not in section.blocks[-1]

@@ -201,4 +201,4 @@ def add_to_section(section: Any, outcomes: pd.DataFrame, alpha: float = 0.05) ->
     """The report's group-disparity block (headline sentences, forest plot, table) in the probe's section."""
     from biasatlas.report.disparity import add_disparity
 
-    add_disparity(section, statistics(outcomes, alpha), "axis", METHODS)
+    add_disparity(section, statistics(outcomes, alpha), "axis", METHODS, drill="contact")

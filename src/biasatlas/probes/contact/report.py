@@ -160,7 +160,11 @@ def bar_plot(table: pd.DataFrame) -> Any:
     return interval_figure(_framings_in_order(table), category=["language", "scale"], group="contact",
                            panel="unit", estimate="biased_pct", low="biased_ci_low", high="biased_ci_high", n="n",
                            unit="%", colors=CONTACT_COLORS, y_range=(0, 100), x_title="Language · answer scale",
-                           y_title="Biased answers (%, Wilson 95% CI)")
+                           y_title="Biased answers (%, Wilson 95% CI)", drill=POINT_FILTER)
+
+
+#: a click on a bar filters the answers by its model, language, scale and framing
+POINT_FILTER = {"unit": "Model", "language": "Language", "scale": "Scale", "contact": "Contact"}
 
 
 def probability_plot(table: pd.DataFrame) -> Any:
@@ -171,7 +175,7 @@ def probability_plot(table: pd.DataFrame) -> Any:
                            panel="unit", estimate="mean", low="ci_low", high="ci_high",
                            n="n" if "n" in table.columns else None, kind="point", colors=CONTACT_COLORS,
                            x_title="Language · answer scale",
-                           y_title="Mean P(biased option) (probability, t 95% CI)")
+                           y_title="Mean P(biased option) (probability, t 95% CI)", drill=POINT_FILTER)
 
 
 def heatmap_plot(outcomes_frame: pd.DataFrame, grids: list[Any] | None = None) -> Any:
@@ -213,9 +217,9 @@ def sections(store: Any) -> list[Section]:
 
     # which group of an axis is treated worse: first (the summary's rows, as disparity.add_to_section's)
     add_disparity(section, disparity_rows(NAME, summary.get("group_disparity") or [], ALPHA, FAMILY), "axis",
-                  DISPARITY_METHODS)
+                  DISPARITY_METHODS, drill=NAME)
     section.add_figure(lambda: bar_by_contact(tables["by_contact"]), "Biased answers by contact framing",
-                       plot=bar_plot(tables["by_contact"]))
+                       plot=bar_plot(tables["by_contact"]), drill=NAME)
     section.add_table(wide_rates(tables["by_contact"]), "By contact framing, models side by side: % of answers "
                       "[Wilson 95% CI] (count) per decision (paper 001 Table 3)", drill=NAME)
     for key, by, where in (("adherence", [], ""), ("adherence_by_axis", ["axis"], " by axis"),
@@ -227,7 +231,7 @@ def sections(store: Any) -> list[Section]:
     if not probabilities.empty:
         section.add_figure(lambda: probability_by_contact(probabilities),
                            "Mean P(biased option) by contact framing (choice mode)",
-                           plot=probability_plot(probabilities))
+                           plot=probability_plot(probabilities), drill=NAME)
     if out["action"].nunique() > 1:
         section.add_table(wide_rates(tables["by_contact_action"]), "By scale × contact × action (action "
                           "polarity), models side by side", drill=NAME)

@@ -141,7 +141,7 @@ def add_to_sections(sections: list[Any], store: Any) -> None:
     rows = disparity_rows("samaritan", answer_quality(block["groups"], records), alpha, FAMILY, what="category")
 
     def build(section: Any) -> None:
-        add_disparity(section, rows, "category", METHODS)
+        add_disparity(section, rows, "category", METHODS, drill="samaritan")
         add_spread_and_pairs(section, block["spread"], block["pairs"])
 
     prepend(sections[0], build)

@@ -19,7 +19,23 @@ function drawPlots() {
   document.querySelectorAll("div.plot").forEach((div) => {
     const figure = read(div.dataset.figure);
     Plotly.newPlot(div, figure.data, figure.layout, { displaylogo: false, responsive: true });
+    // a point of a figure that names its answers (customdata: a JSON filter) narrows the probe's answers to it
+    if (div.dataset.drillProbe) div.on("plotly_click", (event) => drillToPoint(div.dataset.drillProbe, event));
   });
+}
+
+function drillToPoint(probe, event) {
+  const point = event && event.points && event.points[0];
+  if (!point || typeof point.customdata !== "string" || !answerTables[probe]) return;
+  let filters;
+  try {
+    filters = JSON.parse(point.customdata);
+  } catch (error) {
+    return;
+  }
+  filterAnswers(probe, filters);
+  const box = document.getElementById("answers-" + probe);
+  if (box) box.scrollIntoView();
 }
 
 // a column of numbers (or estimates such as "12.5 [3.1, 40.2] (8)", or "–") is right-aligned, text left
