@@ -13,6 +13,13 @@ from biasatlas.probes.leakage.analysis import ALPHA, CORRECTION, analyse, covera
 from biasatlas.probes.leakage.data import LANGUAGES
 from biasatlas.probes.leakage.design import study_design, table3, table3_wide
 from biasatlas.probes.leakage.figure import flows_figure, flows_plot
+from biasatlas.probes.leakage.human_profiles import (
+    CHECK_NOTE,
+    FIGURE1_GROUP,
+    category_check,
+    figure1_table,
+    profile_figure,
+)
 from biasatlas.probes.leakage.plan import NAME, TITLE
 from biasatlas.probes.leakage.summary import dropped_fits, notes
 from biasatlas.report.cells import format_p
@@ -211,6 +218,17 @@ def report_sections(store: Store) -> list[Section]:
     elif not examples.empty:
         section.add_table(examples.head(40), "Traits strong in the model, weak for target humans, strong for "
                           "the source language's humans")
+    check = category_check(analysis.human).rename(columns={
+        "n_groups": "n groups (ours)", "n_pairs": "n pairs (ours)", "ci_low": "95% CI low (ours)",
+        "ci_high": "95% CI high (ours)"})
+    section.add_table(check, "Category check: mean cross-language correlation of the human stereotypes per "
+                      "category, beside the paper's published values (column paper)")
+    section.add_text(CHECK_NOTE)
+    section.add_figure(profile_figure(analysis.human, FIGURE1_GROUP),
+                       f"As in Cao et al., Figure 1: the human ABC profile of {FIGURE1_GROUP} per language "
+                       "(mean rating, left pole -50 to right pole +50)")
+    section.add_table(figure1_table(analysis.human, FIGURE1_GROUP), f"Figure 1's data: {FIGURE1_GROUP}, languages "
+                      "× ABC trait pairs and dimension means")
     for note in notes(analysis):
         section.add_text(note)
     if not analysis.choices.empty and "text" in analysis.choices:

@@ -10,6 +10,7 @@ from biasatlas.probes.leakage.analysis import Analysis, analyse, coverage
 from biasatlas.probes.leakage.data import group_by_id
 from biasatlas.probes.leakage.design import study_design, table3
 from biasatlas.probes.leakage.groups import GROUP_NOTE
+from biasatlas.probes.leakage.human_profiles import human_profiles_summary
 from biasatlas.probes.leakage.scores import PLL_ILPS, measure
 from biasatlas.store import Store
 
@@ -109,6 +110,7 @@ def summary_from(analysis: Analysis) -> dict[str, Any]:
         "flows": records(analysis.flows),
         "table3": records(table3(analysis.fits)),
         "leaked_examples": records(analysis.leaked.head(50) if not analysis.leaked.empty else analysis.leaked),
+        "human_profiles": human_profiles_summary(analysis.human),  # category check and Figure 1 (Cao et al.)
         "notes": notes(analysis),
     }
 
