@@ -69,28 +69,38 @@ UNIT_QUESTIONS = ("questions: a no-contact answer shared by several prompt sets 
 
 
 def _units_of(index: pd.Index, units: pd.Series) -> np.ndarray:
-    """Integer question codes of the sets in ``index``."""
+    """Integer question codes of the sets in ``index``, in the order of the questions' labels (as text)."""
     labels = units.reindex(index).astype(str).to_numpy()
     return np.unique(labels, return_inverse=True)[1]
+
+
+def _renumber(codes: np.ndarray) -> np.ndarray:
+    """Codes of a subset of sets renumbered 0..k−1 in the same order (:func:`_units_of` of the subset)."""
+    return np.unique(codes, return_inverse=True)[1]
 
 
 def _decision_tests(wide: pd.DataFrame, units: pd.Series, labels: dict[str, Any],
                     alpha: float) -> list[dict[str, Any]]:
     rows = []
+    # once per table: each set's question code, and each framing's decisions as an array (NaN: none)
+    codes = _units_of(wide.index, units)
+    column = {name: wide[name].to_numpy(float) for name in FRAMINGS if name in wide}
     for other in ("positive", "negative"):
-        if "none" in wide and other in wide:
-            pair = wide[["none", other]].dropna().astype(bool)
+        if "none" in column and other in column:
+            ok = ~(np.isnan(column["none"]) | np.isnan(column[other]))
+            x, y = column["none"][ok].astype(bool), column[other][ok].astype(bool)
             # b: biased under none only (moved to unbiased), c: biased under the framing only (power: b + c)
-            b, c = int((pair["none"] & ~pair[other]).sum()), int((~pair["none"] & pair[other]).sum())
-            codes = _units_of(pair.index, units)
+            b, c = int((x & ~y).sum()), int((~x & y).sum())
+            pair_codes = _renumber(codes[ok])
             common = {**labels, "comparison": f"{other} vs none", "measure": "decision", "method_kind": "McNemar",
                       "discordant_b": b, "discordant_c": c}
-            if len(np.unique(codes)) == len(codes):  # a question per set: McNemar's exact test on the sets
-                res = mcnemar_paired(wide["none"], wide[other], alpha=alpha, ci="newcombe")
-                rows.append({**common, **res.as_dict(), "units": len(codes), "n_unit": UNIT_SETS,
+            if len(np.unique(pair_codes)) == len(pair_codes):  # a question per set: McNemar's exact test
+                res = mcnemar_paired(pd.Series(column["none"]), pd.Series(column[other]), alpha=alpha,
+                                     ci="newcombe")
+                rows.append({**common, **res.as_dict(), "units": len(pair_codes), "n_unit": UNIT_SETS,
                              "ci_method": "Newcombe method 10 (paired proportions)"})
                 continue
-            shared = shared_reference_test(pair["none"].to_numpy(int), pair[other].to_numpy(int), codes, alpha)
+            shared = shared_reference_test(x.astype(int), y.astype(int), pair_codes, alpha)
             rows.append({**common, "method": f"exact permutation test within questions (McNemar's c − b over "
                          f"{shared.n_sets} sets of {shared.n_units} questions; discordant: {b} → unbiased, "
                          f"{c} → biased)", "n": shared.n_sets, "statistic": shared.statistic, "p": shared.p,
@@ -99,50 +109,57 @@ def _decision_tests(wide: pd.DataFrame, units: pd.Series, labels: dict[str, Any]
                          "units": shared.n_units, "varying_units": shared.varying_units, "min_p": shared.min_p,
                          "n_unit": UNIT_QUESTIONS,
                          "ci_method": "Wald, question-level cluster-robust variance"})
-    if all(c in wide for c in FRAMINGS):
-        complete = wide[list(FRAMINGS)].dropna().astype(int)
-        codes = _units_of(complete.index, units)
-        if len(np.unique(codes)) == len(codes):
-            q = cochran_exact(complete.to_numpy())
+    if len(column) == len(FRAMINGS):
+        table = np.column_stack([column[name] for name in FRAMINGS])
+        ok = ~np.isnan(table).any(axis=1)
+        complete = table[ok].astype(int)
+        complete_codes = _renumber(codes[ok])
+        n_units = len(np.unique(complete_codes))
+        if n_units == len(complete_codes):
+            q = cochran_exact(complete)
         else:
-            q = shared_cochran(complete["none"].to_numpy(), complete["positive"].to_numpy(),
-                               complete["negative"].to_numpy(), codes)
+            q = shared_cochran(complete[:, 0], complete[:, 1], complete[:, 2], complete_codes)
         eta = q.statistic / (2 * len(complete)) if len(complete) and np.isfinite(q.statistic) else None
         rows.append({**labels, "comparison": "none / positive / negative", "measure": "decision",
                      "method_kind": "Cochran's Q", "method": q.method, "n": len(complete),
                      "statistic": None if not np.isfinite(q.statistic) else q.statistic,
                      "p": None if not np.isfinite(q.p) else q.p, "effect": eta, "effect_name": "eta² (Q / n(k−1))",
                      "ci_low": None, "ci_high": None, "p_adj": None, "varying_sets": q.varying,
-                     "min_p": None if not np.isfinite(q.min_p) else q.min_p, "units": len(np.unique(codes)),
-                     "n_unit": UNIT_SETS if len(np.unique(codes)) == len(codes) else UNIT_QUESTIONS})
+                     "min_p": None if not np.isfinite(q.min_p) else q.min_p, "units": n_units,
+                     "n_unit": UNIT_SETS if n_units == len(complete_codes) else UNIT_QUESTIONS})
     return rows
 
 
-def _per_question(frame: pd.DataFrame, units: pd.Series) -> pd.DataFrame:
-    """Set-level values averaged over the sets of each question (one row per question)."""
-    return frame.groupby(units.reindex(frame.index).astype(str).to_numpy()).mean()
+def _per_question(values: dict[str, np.ndarray], codes: np.ndarray) -> dict[str, np.ndarray]:
+    """Set-level values averaged over the sets of each question (one value per question, questions in order)."""
+    means = pd.DataFrame(values).groupby(codes).mean()
+    return {name: means[name].to_numpy(float) for name in values}
 
 
 def _probability_tests(logits: pd.DataFrame, probs: pd.DataFrame, units: pd.Series, labels: dict[str, Any],
                        alpha: float) -> list[dict[str, Any]]:
     rows = []
+    codes = _units_of(logits.index, units)
+    probs = probs.reindex(logits.index)
     for other in ("positive", "negative"):
         if "none" not in logits or other not in logits:
             continue
-        pair = logits[["none", other]].dropna()
-        change_sets = probs.loc[pair.index, other] - probs.loc[pair.index, "none"]
-        shared = len(np.unique(_units_of(pair.index, units))) < len(pair)
+        before, after = logits["none"].to_numpy(float), logits[other].to_numpy(float)
+        ok = ~(np.isnan(before) | np.isnan(after))
+        before, after = before[ok], after[ok]
+        change = probs[other].to_numpy(float)[ok] - probs["none"].to_numpy(float)[ok]
+        pair_codes = _renumber(codes[ok])
         n_unit = UNIT_SETS
-        if shared:  # one difference per question: the mean of its sets' framed values against its one answer
-            change_sets = _per_question(change_sets.to_frame("d"), units)["d"]
-            pair = _per_question(pair, units)
+        if len(np.unique(pair_codes)) < len(pair_codes):
+            # one difference per question: the mean of its sets' framed values against its one answer
+            change = _per_question({"d": change}, pair_codes)["d"]
+            means = _per_question({"none": before, other: after}, pair_codes)
+            before, after = means["none"], means[other]
             n_unit = UNIT_QUESTIONS.replace("exact permutation within questions", "one mean difference each")
-        after, before = pair[other].to_numpy(float), pair["none"].to_numpy(float)
         t = paired_mean_difference(after, before, alpha,
                                    label="mean change in the log-odds of P(biased) (framing − none)")
-        change = change_sets.to_numpy(float)
         mean, low, high = mean_interval(change, alpha)
-        common = {**labels, "comparison": f"{other} vs none", "measure": "P(biased)", "units": len(pair),
+        common = {**labels, "comparison": f"{other} vs none", "measure": "P(biased)", "units": len(after),
                   "n_unit": n_unit}
         diff = after - before
         sd = float(diff.std(ddof=1)) if len(diff) > 1 else float("nan")
@@ -166,13 +183,8 @@ def contact_tests(outcomes: pd.DataFrame, correction: str = "bh", alpha: float =
     (1 − ``alpha``); the p-values of every test in the table are adjusted together with ``correction``.
     """
     results: list[dict[str, Any]] = []
-    keys = [*BASE, "scale"]
-    for group_key, group in outcomes.groupby(keys, sort=True):
-        labels = dict(zip(keys, group_key, strict=True))
-        labels["samples"] = int(group.groupby("prompt_id")["sample_index"].nunique().max())
-        units = question_units(group)
-        results.extend(_decision_tests(set_decisions(group), units, labels, alpha))
-        probabilities = set_probabilities(group)
+    for labels, decisions, probabilities, units in _cells(outcomes):
+        results.extend(_decision_tests(decisions, units, labels, alpha))
         if probabilities is not None:
             results.extend(_probability_tests(*probabilities, units, labels, alpha))
     table = pd.DataFrame(results)
@@ -182,3 +194,82 @@ def contact_tests(outcomes: pd.DataFrame, correction: str = "bh", alpha: float =
         table["family"] = family_label("contact")
         table["ci_level"] = 1 - alpha
     return table
+
+
+CellTables = tuple[dict[str, Any], pd.DataFrame, "tuple[pd.DataFrame, pd.DataFrame] | None", pd.Series]
+
+
+def _cells(outcomes: pd.DataFrame) -> list[CellTables]:
+    """Per model × mode × language × scale (sorted): its labels, :func:`set_decisions`,
+    :func:`set_probabilities` and :func:`question_units`, each computed for all cells at once (one groupby
+    each, not one per cell: a thousand models ask for thousands of cells) and split by cell."""
+    keys = [*BASE, "scale"]
+    if outcomes.empty or not set(keys) <= set(outcomes.columns):
+        return []
+    grouped = outcomes.groupby(keys, sort=True)
+    codes = grouped.ngroup()
+    frame = outcomes.assign(_cell=codes)[codes >= 0]
+    names = list(grouped.size().index)
+    samples = frame.groupby(["_cell", "prompt_id"])["sample_index"].nunique().groupby(level=0).max()
+    # decisions: a framing is a column of a cell where the cell has a readable answer under it
+    readable = frame[frame["biased"].notna()]
+    share = readable.groupby(["_cell", "set_id", "contact"])["biased"].mean().unstack("contact")
+    majority = share.where(share != 0.5)
+    decided = (majority > 0.5).astype(float).where(majority.notna())
+    framings = readable.groupby("_cell")["contact"].unique()
+    decisions = dict(_split(decided))
+    probabilities = _cell_probabilities(frame)
+    units = _cell_units(frame)
+    out: list[CellTables] = []
+    for code, name in enumerate(names):
+        labels = dict(zip(keys, name if isinstance(name, tuple) else (name,), strict=True))
+        labels["samples"] = int(samples[code])
+        wide = decisions.get(code)
+        if wide is None:
+            wide = pd.DataFrame(index=pd.Index([], name="set_id"))
+        else:
+            wide = wide[[c for c in wide.columns if c in set(framings[code])]]
+        out.append((labels, wide, probabilities.get(code), units[code]))
+    return out
+
+
+def _split(table: pd.DataFrame) -> Any:
+    """(cell, the cell's rows indexed by set) of a table indexed by (cell, set)."""
+    for code, part in table.groupby(level="_cell", sort=False):
+        yield code, part.droplevel("_cell")
+
+
+def _cell_probabilities(frame: pd.DataFrame) -> dict[int, tuple[pd.DataFrame, pd.DataFrame]]:
+    """:func:`set_probabilities` of every cell (cells without a P(biased) left out)."""
+    p = pd.to_numeric(frame["p_biased"], errors="coerce")
+    rows = frame.assign(p_biased=p)[p.notna()]
+    if rows.empty:
+        return {}
+    clipped = rows["p_biased"].clip(LOGIT_EPS, 1 - LOGIT_EPS)
+    rows = rows.assign(logit=np.log(clipped / (1 - clipped)))
+    by = rows.groupby(["_cell", "set_id", "contact"])
+    logits = by["logit"].mean().unstack("contact")
+    probs = by["p_biased"].mean().unstack("contact")
+    framings = rows.groupby("_cell")["contact"].unique()
+    out = {}
+    for (code, logit), (_, prob) in zip(_split(logits), _split(probs), strict=True):
+        shown = [c for c in logits.columns if c in set(framings[code])]
+        out[int(code)] = (logit[shown], prob[shown])
+    return out
+
+
+def _cell_units(frame: pd.DataFrame) -> dict[int, pd.Series]:
+    """:func:`question_units` of every cell: set -> the text of its no-contact prompt (else the set itself)."""
+    sets = frame[["_cell", "set_id"]].drop_duplicates()
+    none = frame[frame["contact"] == "none"]
+    texts = ({int(code): part["messages_json"] for code, part in _split(
+        none.groupby(["_cell", "set_id"])["messages_json"].first().to_frame())}
+        if "messages_json" in none.columns and not none.empty else {})
+    out = {}
+    for key, part in sets.groupby("_cell", sort=False):
+        code = int(key)  # type: ignore[arg-type]
+        ids = part["set_id"].to_numpy()
+        identity = pd.Series(ids, index=ids)
+        text = texts.get(code)
+        out[code] = identity if text is None else text.reindex(ids).fillna(identity)
+    return out
