@@ -218,14 +218,15 @@ def table_6(summary: dict[str, Any]) -> pd.DataFrame:
         for c in columns:
             kc, nc = _accuracy(by.get(c, {}))
             row[BBQ_COLUMNS.get(c, c)] = round(kc / nc, 3) if nc else float("nan")
-        row.update({"n items (ours)": n, "All ci_low (ours)": round(low, 3), "All ci_high (ours)": round(high, 3),
-                    "s_DIS (ours)": _round(by.get("all", {}).get("bias_disambig")),
-                    "s_AMB (ours)": _round(by.get("all", {}).get("bias_ambig"))})
+        row.update({"n items (ours)": n, "All 95% CI low (ours)": _round(low),
+                    "All 95% CI high (ours)": _round(high),
+                    "Bias score, disambiguated (ours)": _round(by.get("all", {}).get("bias_disambig")),
+                    "Bias score, ambiguous (ours)": _round(by.get("all", {}).get("bias_ambig"))})
         if block:
             base = next((r for r in pairs if r["second"] == label and r["first"] == base_label), None)
             row.update({"Δ All vs No FT (ours)": _round(base and base.get("difference")),
-                        "Δ ci_low (ours)": _round(base and base.get("ci_low")),
-                        "Δ ci_high (ours)": _round(base and base.get("ci_high")),
+                        "Δ 95% CI low (ours)": _round(base and base.get("ci_low")),
+                        "Δ 95% CI high (ours)": _round(base and base.get("ci_high")),
                         "p vs No FT, Holm (ours)": (base or {}).get("p_adj"),
                         "pairwise wins / ties / losses (ours)": wins_ties_losses(label, pairs)})
         rows.append(row)

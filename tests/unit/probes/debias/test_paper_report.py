@@ -20,6 +20,7 @@ from biasatlas.probes.debias import paper_report as pr
 from biasatlas.probes.debias.human_study_score import score
 from biasatlas.probes.debias.report import sections
 from biasatlas.report.html import write_report
+from biasatlas.report.publish import readable_columns
 
 PER_CELL = 20  # prompts per scale × contact × scenario cell
 
@@ -161,10 +162,20 @@ def test_table_6_rows_columns_and_planted_difference(summary: dict[str, Any]) ->
     assert rows["n items (ours)"].tolist() == [80, 80, 80]
     assert rows.loc["Setting 2", "Δ All vs No FT (ours)"] == pytest.approx(0.5)
     assert rows.loc["Setting 2", "p vs No FT, Holm (ours)"] < 0.05
-    assert rows.loc["No FT", "All ci_low (ours)"] < 0.5 < rows.loc["No FT", "All ci_high (ours)"]
+    assert rows.loc["No FT", "All 95% CI low (ours)"] < 0.5 < rows.loc["No FT", "All 95% CI high (ours)"]
     # setting 2 beats both others; setting 1 beats the base (Age) and loses to setting 2
     assert rows.loc["Setting 2", "pairwise wins / ties / losses (ours)"] == "2 / 0 / 0"
     assert rows.loc["No FT", "pairwise wins / ties / losses (ours)"] == "0 / 0 / 2"
+
+
+def test_no_header_is_a_raw_column_name(summary: dict[str, Any]) -> None:
+    comps = pr.comparisons(summary)
+    frames = [pr.table_4(comps), pr.intervals(comps), pr.table_5(summary["human_study"][0]),
+              pr.kappa_table(summary["human_study"][0]), pr.table_6(summary),
+              pr.pairwise_table(summary["bbq_pairwise"])]
+    for frame in frames:
+        shown = list(readable_columns(frame).columns)
+        assert not [h for h in shown if re.search(r"\b[A-Za-z]+_[A-Za-z0-9_]+\b", str(h))], shown
 
 
 def _text(section: Any) -> str:
@@ -206,3 +217,37 @@ def test_text_has_no_paths_or_issue_numbers(summary: dict[str, Any]) -> None:
     text = re.sub(r"<[^>]+>", "", _text(paper)) + paper.methods + pr.HOW_TO_STUDY + pr.HOW_TO_BBQ
     assert not re.search(r"#\d|issue|/work|\.py\b|paper 00\d", text, flags=re.IGNORECASE)
     assert "Raj et al., 2024" in text
+
+
+def test_table_6_from_a_study_summary(tmp_path: Path) -> None:
+    """The summary of a real (fake-backend) study: the base model and two settings asked BBQ's sample items."""
+    from biasatlas.backends.fake import FakeBackend
+    from biasatlas.probes.debias import quality
+    from biasatlas.probes.debias.summary import summarise
+    from biasatlas.records import GenerationSettings, Request
+    from biasatlas.runner import run_plan
+    from biasatlas.store import Store
+
+    def _stereotyped(request: Request) -> str:  # as test_bbq_bootstrap's
+        meta, options = request.prompt.meta, request.prompt.options
+        other = next(i for i in range(3) if i not in (meta["target"], meta["unknown"]))
+        return options[meta["target"] if meta["question_polarity"] == "neg" else other]
+
+    def _correct(request: Request) -> str:
+        return request.prompt.options[request.prompt.meta["label"]]
+
+    prompts = bbq.prompts(bbq.read_bbq([Path(__file__).parent / "data" / "bbq_sample.jsonl"]))
+    with Store(tmp_path / "s") as store:
+        for setting, after in (("cross-scenario", _stereotyped), ("mixed", _correct)):
+            for role, script, name in (("before", _stereotyped, "base"), ("after", after, f"base+{setting}")):
+                cfg = evaluate.run_config(role, setting, "bbq", quality.fingerprint(prompts), "fake", None, "en")
+                run_plan(prompts, FakeBackend(script, name=name), store, GenerationSettings(mode="choice"),
+                         config=cfg, progress=False)
+        summary = summarise(store)
+    rows = pr.table_6(summary).set_index("Model")
+    assert rows.index.tolist() == ["No FT", "Setting 1", "Setting 4"]  # the paper's order, not the run order
+    assert rows.loc["Setting 1", "All"] == 1.0 and rows.loc["Setting 1", "Δ All vs No FT (ours)"] == 1.0
+    assert rows.loc["Setting 4", "All"] == rows.loc["No FT", "All"]
+    assert rows.loc["Setting 4", "p vs No FT, Holm (ours)"] == 1.0
+    assert set(rows["n items (ours)"]) == {len(prompts)}
+    assert [s.title for s in sections(summary)][-1] == pr.CITE
