@@ -210,6 +210,10 @@ def test_section_without_human_study_or_bbq(summary: dict[str, Any]) -> None:
     assert "Δ All vs No FT (ours)" not in table.columns and table["Model"].tolist()[0] == "No FT"
     assert pr.sections(only_scores)[0].blocks
     assert pr.sections({}) == []
+    # a study holding only the scored human study: the debiasing section is empty, the paper's shows Table 5
+    only_human = sections({"human_study": summary["human_study"]})
+    assert [s.title for s in only_human] == [pr.CITE]
+    assert "Table 5: human evaluation" in _text(only_human[0]) and "Figure 4" in _text(only_human[0])
 
 
 def test_text_has_no_paths_or_issue_numbers(summary: dict[str, Any]) -> None:
