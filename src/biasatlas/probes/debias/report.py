@@ -161,9 +161,12 @@ def _training_table(training: dict[str, Any]) -> pd.DataFrame:
 
 
 def sections(summary: dict[str, Any]) -> list[Section]:
-    """The debiasing section of the report, or nothing when the study has no comparison."""
+    """The debiasing section of the report and the paper's layout of it, or nothing when the study has no
+    comparison."""
+    from biasatlas.probes.debias import paper_report
+
     if not summary.get("contact") and not summary.get("quality"):
-        return []
+        return paper_report.sections(summary)
     section = Section(TITLE, methods=METHODS)
     settings: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for comp in summary.get("contact", []):
@@ -225,4 +228,4 @@ def sections(summary: dict[str, Any]) -> list[Section]:
             section.add_table(pd.DataFrame(q["scores"]), f"{q['setting']}: BBQ accuracy and bias scores")
             if q.get("tests"):
                 section.add_table(pd.DataFrame(q["tests"]), f"{q['setting']}: BBQ error rate, McNemar before/after")
-    return [section]
+    return [section, *paper_report.sections(summary)]
