@@ -189,10 +189,6 @@ def language_exclusive(records: Sequence[Mapping[str, Any]], labels: Mapping[str
 # ---- the section ----------------------------------------------------------------------------
 
 
-def _harm_needed(harm: Mapping[str, Any]) -> str:
-    return "" if harm else " It needs harm ratings of the associations (LLM judges, human raters or both)."
-
-
 def section(summary: Mapping[str, Any]) -> Any:
     """The section "As in Le Jeune et al., 2025" from a stories summary dict."""
     from biasatlas.report.html import Section
@@ -203,13 +199,18 @@ def section(summary: Mapping[str, Any]) -> Any:
     out.add_text(f"{CITE}: the paper's harm and language analyses in its layout. Harmful = median harm >= 4, from "
                  "the human ratings where an association has any, else from the LLM judges (the paper labels only "
                  "the human-rated set). Intervals, tests and what is marked (ours) are not in the paper."
-                 + ("" if has_humans else " The study has no human ratings: the labels are the judges'."))
-    _providers(out, summary)
-    _gap(out, summary, has_humans)
-    _agreement(out, summary)
-    _top(out, summary, has_humans)
-    _realism(out, summary)
-    _self(out, summary)
+                 + ("" if has_humans or not harm else " The study has no human ratings: the labels are the judges'."))
+    if harm:
+        _providers(out, summary)
+        _gap(out, summary, has_humans)
+        _agreement(out, summary)
+        _top(out, summary, has_humans)
+        _realism(out, summary)
+        _self(out, summary)
+    else:
+        out.add_text("Harmful vs benign associations per model and provider, the LLM − human gap, agreement, top-score "
+                     "use, realism and the self-judgment gap: need harm ratings of the associations (LLM judges, "
+                     "human raters or both).")
     _languages(out, summary)
     return out
 
@@ -217,8 +218,7 @@ def section(summary: Mapping[str, Any]) -> Any:
 def _providers(out: Any, summary: Mapping[str, Any]) -> None:
     table = provider_table(summary)
     if table.empty:
-        out.add_text("Harmful and benign associations per model: needs the per-model associations and their harm "
-                     "ratings." + _harm_needed(summary.get("harm", {})))
+        out.add_text("Harmful and benign associations per model: needs the per-model associations of the summary.")
         return
     out.add_figure(lambda: pf.provider_figure(table), f"{CITE}, figure 'Harmful and benign associations per "
                    "model': grouped by provider, sorted by harmful association count within each group; the "

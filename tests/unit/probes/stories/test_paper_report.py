@@ -203,4 +203,33 @@ def test_section_without_harm_or_languages_is_lines_only():
     section = paper_report.section({"per_model": _per_model()})
     text = _texts(section)
     assert "<figure>" not in text and "<table" not in text
-    assert "needs harm ratings" in text and "need stories in more than one language" in text
+    assert "need harm ratings" in text and "need stories in more than one language" in text
+    assert "no human ratings" not in text and text.count("<p>") == 3
+
+
+def test_summary_from_a_store_feeds_the_section(tmp_path):
+    """The report's hook: the summary parts built from the mined associations and the stored ratings."""
+    from types import SimpleNamespace
+
+    from biasatlas.backends.fake import FakeBackend
+    from biasatlas.records import GenerationSettings
+    from biasatlas.runner import run_plan
+    from biasatlas.store import Store
+
+    store = Store(tmp_path)
+    keys = ["income_level=low -> education=basic", "age=senior -> employment_status=retired",
+            "gender=non_binary -> professional_field=arts", "urbanicity=rural -> professional_field=agriculture"]
+    for name, value in (("gpt-4o", "Harm: 5\nRealistic: no"), ("judge-2", "Harm: 1\nRealistic: yes")):
+        run_plan(harm.judge_prompts(keys), FakeBackend(lambda r, v=value: v, name=name), store,
+                 GenerationSettings(max_tokens=20, temperature=0.7), samples=2, progress=False)
+    glob = SimpleNamespace(per_slice=pd.DataFrame([_record("gpt-4o", k) for k in keys]))
+    per = SimpleNamespace(associations=pd.DataFrame([_record(None, keys[0], ["fr"]),
+                                                     _record(None, keys[1], ["en", "fr"])]))
+    summary = paper_report.summary_from(store, glob, per)
+    assert {"per_model", "per_language", "harm"} <= set(summary)
+    table = paper_report.language_exclusive(summary["per_language"]["associations"],
+                                            paper_report.harm_labels(summary))
+    assert table.to_dict("records") == [{"language": "fr", "harmful": 0, "benign": 1, "unrated": 0, "total": 1},
+                                        {"language": "en", "harmful": 0, "benign": 0, "unrated": 0, "total": 0}]
+    assert paper_report.self_judgment_table(summary).loc[0, "own associations rated harmful by itself"] == 4
+    assert "<figure>" in "".join(paper_report.section(summary).blocks)
