@@ -222,7 +222,7 @@ def test_summary_from_a_store_feeds_the_section(tmp_path):
     for name, value in (("gpt-4o", "Harm: 5\nRealistic: no"), ("judge-2", "Harm: 1\nRealistic: yes")):
         run_plan(harm.judge_prompts(keys), FakeBackend(lambda r, v=value: v, name=name), store,
                  GenerationSettings(max_tokens=20, temperature=0.7), samples=2, progress=False)
-    glob = SimpleNamespace(per_slice=pd.DataFrame([_record("gpt-4o", k) for k in keys]))
+    glob = SimpleNamespace(per_slice=pd.DataFrame([_record("fake:gpt-4o", k) for k in keys]))
     per = SimpleNamespace(associations=pd.DataFrame([_record(None, keys[0], ["fr"]),
                                                      _record(None, keys[1], ["en", "fr"])]))
     summary = paper_report.summary_from(store, glob, per)
@@ -231,5 +231,6 @@ def test_summary_from_a_store_feeds_the_section(tmp_path):
                                             paper_report.harm_labels(summary))
     assert table.to_dict("records") == [{"language": "fr", "harmful": 0, "benign": 1, "unrated": 0, "total": 1},
                                         {"language": "en", "harmful": 0, "benign": 0, "unrated": 0, "total": 0}]
-    assert paper_report.self_judgment_table(summary).loc[0, "own associations rated harmful by itself"] == 4
+    gap = paper_report.self_judgment_table(summary)
+    assert gap.loc[0, "own associations rated harmful by itself"] == 4 and gap.loc[0, "provider"] == "OpenAI"
     assert "<figure>" in "".join(paper_report.section(summary).blocks)
