@@ -70,6 +70,7 @@ def report_sections(store: Store) -> list[Section]:
         section.add_table(wide_shares(known), "Share of each extracted value per language, models side by side "
                           "(count of n stories; unknown included in the denominator)", drill=NAME)
     sections = [section]
+    per = None  # the per-language associations, for the section as in the paper
     if profiles["language"].nunique() > 1:
         per = associations(profiles, True, config)
         lang = Section("Stories: language specificity")
@@ -89,6 +90,9 @@ def report_sections(store: Store) -> list[Section]:
         lang.add_table(_flatten(per.associations), "Associations per language (summed over models)", drill=NAME)
         sections.append(lang)
     sections.extend(harm_sections(store))
+    from biasatlas.probes.stories import paper_report
+
+    sections.append(paper_report.section(paper_report.summary_from(store, glob, per)))
     return sections
 
 
