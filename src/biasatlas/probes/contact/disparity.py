@@ -168,6 +168,10 @@ def disparity(outcomes: pd.DataFrame, alpha: float = 0.05, levels: tuple[str, ..
     # one question_rows call for every family (per-family pandas calls dominate a study of many models)
     families = outcomes.dropna(subset=list(FAMILY))
     questions = question_rows(families, FAMILY)
+    # plain object columns: the per-family slicing, factorizing and pivots below are many small operations, each
+    # several times slower on arrow-backed strings
+    questions = questions.astype({c: object for c in questions.columns if questions[c].dtype == "string"
+                                  or str(questions[c].dtype) == "str"})
     has_p = "p_biased" in questions.columns
     for key, part in questions.groupby(list(FAMILY), sort=True):
         labels = dict(zip(FAMILY, key, strict=True))
