@@ -25,9 +25,9 @@ pytest.importorskip("peft")
 
 from biasatlas.backends.options import BackendOptions
 from biasatlas.controls import samaritan
-from biasatlas.controls.build import read_card
-from biasatlas.controls.groups import false_flag_bound
-from biasatlas.controls.registry import BASE_MODEL, adapter_dir
+from biasatlas.controls.common.adapters import BASE_MODEL, adapter_dir
+from biasatlas.controls.common.build import read_card
+from biasatlas.controls.common.measure import false_flag_bound
 from biasatlas.controls.samaritan_check import BASE_SCENARIOS, VALIDATE_SCENARIOS, SamaritanCheck, check_samaritan
 
 pytestmark = pytest.mark.slow

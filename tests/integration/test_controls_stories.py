@@ -32,9 +32,9 @@ pytest.importorskip("peft")
 
 from biasatlas.backends.options import BackendOptions
 from biasatlas.controls import stories
-from biasatlas.controls.build import read_card
-from biasatlas.controls.groups import false_flag_bound
-from biasatlas.controls.registry import BASE_MODEL, adapter_dir
+from biasatlas.controls.common.adapters import BASE_MODEL, adapter_dir
+from biasatlas.controls.common.build import read_card
+from biasatlas.controls.common.measure import false_flag_bound
 from biasatlas.controls.stories_check import (
     CHECK_GENERATION_SEED,
     MIN_LIFT,

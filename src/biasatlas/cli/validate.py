@@ -52,7 +52,7 @@ def validate(
         require("local", "biasatlas validate (runs the embedded model with the control adapters)")
     except BackendError as exc:
         fail(str(exc))
-    from biasatlas.controls.registry import adapter_dir
+    from biasatlas.controls.common.adapters import adapter_dir
     from biasatlas.lock import study_writer
 
     adapter = adapter_dir("contact")
@@ -94,8 +94,8 @@ def _controls(where: Path, adapter: Path, cells: int, base: bool) -> tuple[
         bool, dict[str, Any], dict[str, Any], list[list[str]], dict[str, Any], list[list[str]]]:
     """Run the three controls into ``where``: (passed, contact, samaritan, its rows, stories, its rows)."""
     from biasatlas.backends.options import BackendOptions
-    from biasatlas.controls.contact_check import check_contact
-    from biasatlas.controls.registry import BASE_MODEL
+    from biasatlas.controls.common.adapters import BASE_MODEL
+    from biasatlas.controls.contact.check import check_contact
 
     roles = [("adapter", BackendOptions(model=BASE_MODEL, adapter=str(adapter)))]
     if base:

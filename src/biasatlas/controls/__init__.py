@@ -2,7 +2,7 @@
 
 Each control says what was planted (which group, in which direction, in which languages), which of
 the probe's own prompts trained it and which held-out prompts measure it. ``scripts/build_controls.py``
-trains the adapters (:mod:`biasatlas.controls.build`), ``biasatlas validate`` and the integration
-tests run the probe on them (:mod:`biasatlas.controls.measure`) and check that the planted group is
+trains the adapters (:mod:`biasatlas.controls.contact.build`), ``biasatlas validate`` and the integration
+tests run the probe on them (:mod:`biasatlas.controls.common.measure`) and check that the planted group is
 found, in the planted direction, and that the untouched groups are not.
 """

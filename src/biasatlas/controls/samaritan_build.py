@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from biasatlas.controls import samaritan
-from biasatlas.controls.build import halve, training_manifest
-from biasatlas.controls.registry import BASE_MODEL, TRAIN_CONFIGS
+from biasatlas.controls.common.adapters import BASE_MODEL, TRAIN_CONFIGS
+from biasatlas.controls.common.build import halve, training_manifest
 from biasatlas.controls.samaritan_check import (
     ALPHA,
     BASE_SCENARIOS,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biasatlas.controls import samaritan
-from biasatlas.controls.groups import false_flag_bound
+from biasatlas.controls.common.measure import false_flag_bound
 from biasatlas.records import GenerationSettings
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ def check_samaritan(backend: BackendOptions, study: str | Path, scenarios: int |
                     max_tokens: int = samaritan.MAX_TOKENS) -> SamaritanCheck:
     """Ask ``backend`` ``scenarios`` held-out scenarios (one rephrasing, the control and every age phrasing or
     only ``phrasings``, en and de; at most ``max_tokens`` answer tokens) and judge the probe's findings."""
-    from biasatlas.controls.measure import ask
+    from biasatlas.controls.common.measure import ask
 
     measurement = samaritan.measurement_prompts(scenarios, seed=seed, phrasings=phrasings, max_tokens=max_tokens)
     settings = SETTINGS.model_copy(update={"max_tokens": max_tokens})
@@ -171,7 +171,7 @@ def validate(study: str | Path, base: bool = True, scenarios: Mapping[str, int] 
     base model must not find it. Rows: probe, model, language, planted group, found, effect, untouched flagged.
     """
     from biasatlas.backends.options import BackendOptions
-    from biasatlas.controls.registry import BASE_MODEL, adapter_dir
+    from biasatlas.controls.common.adapters import BASE_MODEL, adapter_dir
 
     adapter = adapter_dir(samaritan.NAME)
     if not (adapter / "adapter_config.json").is_file():

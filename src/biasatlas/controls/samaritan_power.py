@@ -167,6 +167,6 @@ def plot(rows: Sequence[dict[str, Any]], base_rows: Sequence[dict[str, Any]], ef
              title="Detection rate (Holm, alpha 0.01)")
     right.set(xlabel="scenarios", ylabel="rating points, |group − control|", yscale="log",
               title="Minimum detectable effect (80% power, alpha 0.01)")
-    from biasatlas.controls.figure import save_panels
+    from biasatlas.controls.common.figure import save_panels
 
     return save_panels(fig, (left, right), path)

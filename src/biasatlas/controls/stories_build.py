@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biasatlas.controls import stories
-from biasatlas.controls.registry import BASE_MODEL, TRAIN_CONFIGS
+from biasatlas.controls.common.adapters import BASE_MODEL, TRAIN_CONFIGS
 from biasatlas.controls.stories_check import MAX_TOKENS, MIN_LIFT, MIN_ROW_TOTAL, check_stories
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ POOL_SEEDS = (1,)
 def train_stories(out: Path) -> None:
     """Train the stories control's adapter into ``out`` and record its training manifest."""
     from biasatlas.backends.options import BackendOptions
-    from biasatlas.controls.build import halve, training_manifest
+    from biasatlas.controls.common.build import halve, training_manifest
     from biasatlas.probes.debias.train import train_adapter
 
     backend = BackendOptions(model=BASE_MODEL).open()

@@ -104,7 +104,7 @@ def config(alpha: float = 0.05) -> Any:
 
 def judge(profiles: pd.DataFrame, measurement: stories.Measurement, alpha: float = 0.05) -> StoriesVerdict:
     """Mine ``profiles`` (one generator's voted profiles) with the probe's analysis and judge the planted group."""
-    from biasatlas.controls.groups import false_flag_bound
+    from biasatlas.controls.common.measure import false_flag_bound
     from biasatlas.probes.stories.analysis import associations
     from biasatlas.stats.proportions import wilson_interval
 

@@ -81,7 +81,7 @@ def plot(rows: Sequence[dict[str, Any]], base_rows: Sequence[dict[str, Any]], pa
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from biasatlas.controls.figure import save_panels
+    from biasatlas.controls.common.figure import save_panels
 
     fig, ax = plt.subplots(figsize=(6, 4))
     ks = [r["stories_per_group"] for r in rows]

@@ -31,7 +31,7 @@ def validate_stories(study: Path, base: bool = True, per_group: int | None = PER
     """(results for --json, passed, table rows): the adapter must find the planted association with no more
     false flags than the bound; the base model must not show it."""
     from biasatlas.backends.options import BackendOptions
-    from biasatlas.controls.registry import BASE_MODEL, adapter_dir
+    from biasatlas.controls.common.adapters import BASE_MODEL, adapter_dir
     from biasatlas.controls.stories_check import CHECK_GENERATION_SEED, check_stories
     from biasatlas.controls.stories_server import extractor_server
 

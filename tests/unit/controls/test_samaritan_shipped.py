@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from biasatlas.controls import samaritan
-from biasatlas.controls.build import read_card, training_manifest
-from biasatlas.controls.registry import CONTROLS, TRAIN_CONFIGS, adapter_dir
+from biasatlas.controls.common.adapters import CONTROLS, TRAIN_CONFIGS, adapter_dir
+from biasatlas.controls.common.build import read_card, training_manifest
 from biasatlas.probes.debias.adapters import tunable_location
 from biasatlas.probes.debias.train import TrainConfig, base_model_name, run_fingerprint
 

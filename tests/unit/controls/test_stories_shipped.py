@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from biasatlas.controls import stories
-from biasatlas.controls.build import read_card, training_manifest
-from biasatlas.controls.registry import TRAIN_CONFIGS, adapter_dir
+from biasatlas.controls.common.adapters import TRAIN_CONFIGS, adapter_dir
+from biasatlas.controls.common.build import read_card, training_manifest
 from biasatlas.controls.stories_check import MIN_LIFT
 from biasatlas.probes.debias.adapters import tunable_location
 from biasatlas.probes.debias.train import TrainConfig, base_model_name, run_fingerprint

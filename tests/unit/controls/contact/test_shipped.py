@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from biasatlas.controls import contact
-from biasatlas.controls.build import read_card, training_manifest
-from biasatlas.controls.registry import TRAIN_CONFIGS, adapter_dir
+from biasatlas.controls.common.adapters import TRAIN_CONFIGS, adapter_dir
+from biasatlas.controls.common.build import read_card, training_manifest
+from biasatlas.controls.contact import data as contact
 from biasatlas.probes.debias.adapters import tunable_location
 from biasatlas.probes.debias.train import TrainConfig, base_model_name, run_fingerprint
 
@@ -31,7 +31,7 @@ def test_the_card_records_the_planted_groups_and_their_measured_effect() -> None
 
 def test_the_shipped_debiased_control_was_trained_on_the_scripts_debiasing_data() -> None:
     from biasatlas.backends.local.identity import adapter_digest
-    from biasatlas.controls import contact_scd
+    from biasatlas.controls.contact import scd as contact_scd
     from biasatlas.records import stable_hash
 
     out = adapter_dir(contact_scd.NAME)

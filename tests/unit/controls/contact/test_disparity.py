@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from biasatlas.backends.fake import FakeBackend
-from biasatlas.controls import contact
+from biasatlas.controls.contact import data as contact
 from biasatlas.export.tidy_disparity import SOURCE, headline_lines
 from biasatlas.probes.contact.probe import PROBE
 from biasatlas.records import GenerationSettings, Request
@@ -68,8 +68,8 @@ def test_summary_prints_the_headline_first(summary: dict[str, Any]) -> None:
 
 def test_the_control_check_requires_the_planted_group_to_be_the_headline(tmp_path_factory: pytest.TempPathFactory
                                                                          ) -> None:
-    from biasatlas.controls.contact_check import headline_groups, judge
-    from biasatlas.controls.groups import find_groups
+    from biasatlas.controls.contact.check import headline_groups, judge
+    from biasatlas.controls.contact.groups import find_groups
     from biasatlas.probes.contact.read import load_outcomes
 
     measured = contact.measurement_prompts(cells=4)

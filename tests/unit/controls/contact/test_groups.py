@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biasatlas.controls.groups import false_flag_bound, find_groups, flagged
-from biasatlas.controls.power import analytic_mde, detection_rate, exact_min_questions
+from biasatlas.controls.common.measure import false_flag_bound
+from biasatlas.controls.contact.groups import find_groups, flagged
+from biasatlas.controls.contact.power import analytic_mde, detection_rate, exact_min_questions
 
 GROUPS = ["A", "B", "C", "D", "E", "F", "G"]
 

@@ -1,7 +1,7 @@
-"""Run a control's held-out prompts through the probe on a backend, and read what the probe finds.
+"""Run a control's held-out prompts through the probe on a backend, and bound its false flags.
 
 Answers go through the normal runner into a study directory (every answer stored, a re-run reuses
-them), are scored by the probe's own reader, and the groups are compared by :mod:`.groups`.
+them); each control's ``check`` module scores them with the probe's own reader and judges them.
 """
 
 from __future__ import annotations
@@ -13,11 +13,7 @@ from typing import TYPE_CHECKING, Any
 from biasatlas.records import GenerationSettings, Prompt
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from biasatlas.backends.options import BackendOptions
-
-CONTACT_SETTINGS = GenerationSettings(mode="choice", max_tokens=10, temperature=0.0, seed=0)
 
 
 def ask(prompts: Sequence[Prompt], backend: BackendOptions, study: str | Path, settings: GenerationSettings,
@@ -36,13 +32,12 @@ def ask(prompts: Sequence[Prompt], backend: BackendOptions, study: str | Path, s
         opened.close()
 
 
-def contact_outcomes(study: str | Path, backend_id: str | None = None) -> pd.DataFrame:
-    """The contact probe's scored outcomes in ``study`` (of one backend when ``backend_id`` is given)."""
-    from biasatlas.probes.contact.read import load_outcomes
-    from biasatlas.store import Store
+def false_flag_bound(groups: int, alpha: float, risk: float = 0.01) -> int:
+    """The most untouched groups that may be flagged: the (1 − risk) quantile of Binomial(groups, alpha).
 
-    with Store(study) as store:
-        frame = load_outcomes(store)
-    if backend_id is not None and not frame.empty:
-        frame = frame[frame["model"] == backend_id]
-    return frame
+    Untested dependence aside, each untouched group is flagged with probability at most ``alpha``;
+    more flags than this bound happen by chance with probability below ``risk``.
+    """
+    from scipy.stats import binom
+
+    return int(binom.ppf(1 - risk, groups, alpha))

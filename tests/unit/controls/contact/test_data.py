@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from biasatlas.controls import contact
+from biasatlas.controls.contact import data as contact
 
 
 def test_training_targets_are_biased_for_the_planted_group_only() -> None:

@@ -1,8 +1,34 @@
-"""The human-readable model card of a control adapter (README.md beside the adapter)."""
+"""The contact control's card: ``control.json`` (:func:`contact_card`) and README.md beside the adapter."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from biasatlas.controls.common.adapters import BASE_MODEL
+from biasatlas.controls.contact import data as contact
+
+
+def contact_card(training: dict[str, Any], measured: dict[str, Any]) -> dict[str, Any]:
+    """The machine-readable card of the contact control."""
+    effects = {v["language"]: v["found"] for v in measured["adapter"]["verdicts"]}
+    return {
+        "control": contact.NAME,
+        "base_model": BASE_MODEL,
+        "planted": {"axis": contact.AXIS, "groups": contact.PLANTED, "action": contact.ACTION,
+                    "scale": contact.SCALE, "direction": "more biased",
+                    "target": "the biased option for the planted group, the unbiased one for the others"},
+        "trained_on": {"en": "template set a (all 30 cells)",
+                       "de": "template set a, the 15 training cells of controls.contact.german_cells()"},
+        "measured_on": {"en": "template set b (held-out wording)",
+                        "de": "template set a, the 15 other cells (held-out cells)"},
+        "untouched_groups": {k: list(v) for k, v in contact.UNTOUCHED.items()},
+        "effect_measure": "share of biased answers: planted group − mean of the other measured groups, "
+                          "paired by question (cell × framing); paired t interval, 95% (a single point when "
+                          "every question pair differs by the same amount)",
+        "measured_effect": effects,
+        "training": training,
+        "measurement": measured,
+    }
 
 
 def _pp(x: Any) -> str:

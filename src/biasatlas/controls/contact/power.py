@@ -2,7 +2,7 @@
 
 A resampled study draws k template cells (with replacement) from the measured held-out cells of one
 language and keeps every measured group's answers to them (three framings per cell: k prompt sets per
-group); the probe's group test (:func:`biasatlas.controls.groups.find_groups`) then says whether the
+group); the probe's group test (:func:`biasatlas.controls.contact.groups.find_groups`) then says whether the
 planted group is found (significant after BH over the groups, more biased). No model is asked again.
 The analytic minimum detectable effect beside it is the paired t-test's (statsmodels ``TTestPower``):
 the smallest mean difference (group − mean of the others) a study of n question pairs detects with 80%
@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.controls.groups import find_groups
+from biasatlas.controls.contact.groups import find_groups
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,7 +63,7 @@ def analytic_mde(sd: float, pairs: int, groups: int, alpha: float = 0.05, power:
 
 def difference_sd(outcomes: pd.DataFrame, language: str, planted: str) -> float:
     """The standard deviation of the planted group's paired differences (per question) in ``outcomes``."""
-    from biasatlas.controls.groups import question_matrix
+    from biasatlas.controls.contact.groups import question_matrix
 
     wide = question_matrix(outcomes[outcomes["language"] == language], "biased")
     diff = wide[planted] - wide.drop(columns=[planted]).mean(axis=1)
@@ -97,3 +98,34 @@ def power_curve(outcomes: pd.DataFrame, planted: dict[str, str], sizes: Sequence
                          "analytic_mde": analytic_mde(sd, k * FRAMINGS, groups, alpha), "difference_sd": sd,
                          "exact_min_questions": exact_min_questions(groups, alpha)})
     return rows
+
+
+def plot_power(rows: Sequence[dict[str, Any]], base_rows: Sequence[dict[str, Any]], effects: dict[str, float],
+               path: Path) -> Path:
+    """Detection rate vs prompt sets per language (control adapter and base model), and the analytic MDE
+    beside the measured effect."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for language in sorted({r["language"] for r in rows}):
+        mine = [r for r in rows if r["language"] == language]
+        base = [r for r in base_rows if r["language"] == language]
+        left.plot([r["prompt_sets"] for r in mine], [r["detection_rate"] for r in mine], marker="o",
+                  label=f"{language}: control adapter")
+        left.plot([r["prompt_sets"] for r in base], [r["detection_rate"] for r in base], marker="x", linestyle="--",
+                  label=f"{language}: base model (false detections)")
+        right.plot([r["prompt_sets"] for r in mine], [r["analytic_mde"] for r in mine], marker="o",
+                   label=f"{language}: analytic MDE (80% power)")
+        right.axhline(effects[language], linestyle=":", color=left.lines[-2].get_color(),
+                      label=f"{language}: measured planted effect")
+    left.axhline(0.05, color="grey", linewidth=0.8)
+    left.set(xlabel="prompt sets per group (template cells x 3 framings)", ylabel="share of 50 resampled studies "
+             "finding the planted group", ylim=(-0.02, 1.02), title="Detection rate")
+    right.set(xlabel="prompt sets per group", ylabel="share of biased answers, group - others",
+              title="Minimum detectable effect", ylim=(0, 1.05))
+    from biasatlas.controls.common.figure import save_panels
+
+    return save_panels(fig, (left, right), path)

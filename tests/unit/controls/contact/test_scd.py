@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from biasatlas.controls import contact
-from biasatlas.controls.contact_scd import planted_effects, reductions, scd_examples
+from biasatlas.controls.contact import data as contact
+from biasatlas.controls.contact.scd import planted_effects, reductions, scd_examples
 from biasatlas.probes.debias.data import unbiased_answer
 
 

@@ -110,14 +110,3 @@ def find_groups(outcomes: pd.DataFrame, alpha: float = 0.05, correction: str = "
 def flagged(findings: Sequence[GroupFinding], language: str, exclude: str) -> list[GroupFinding]:
     """The significant groups of ``language`` other than ``exclude``."""
     return [f for f in findings if f.language == language and f.group != exclude and f.significant]
-
-
-def false_flag_bound(groups: int, alpha: float, risk: float = 0.01) -> int:
-    """The most untouched groups that may be flagged: the (1 − risk) quantile of Binomial(groups, alpha).
-
-    Untested dependence aside, each untouched group is flagged with probability at most ``alpha``;
-    more flags than this bound happen by chance with probability below ``risk``.
-    """
-    from scipy.stats import binom
-
-    return int(binom.ppf(1 - risk, groups, alpha))

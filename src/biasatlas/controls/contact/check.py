@@ -6,12 +6,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.controls import contact
-from biasatlas.controls.groups import GroupFinding, false_flag_bound, find_groups, flagged
-from biasatlas.controls.measure import CONTACT_SETTINGS, ask, contact_outcomes
+from biasatlas.controls.common.measure import ask, false_flag_bound
+from biasatlas.controls.contact import data as contact
+from biasatlas.controls.contact.groups import GroupFinding, find_groups, flagged
+from biasatlas.records import GenerationSettings
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from biasatlas.backends.options import BackendOptions
+
+CONTACT_SETTINGS = GenerationSettings(mode="choice", max_tokens=10, temperature=0.0, seed=0)
 
 
 @dataclass
@@ -99,3 +104,15 @@ def check_contact(backend: BackendOptions, study: str | Path, cells: int | None 
     findings = find_groups(frame, alpha)
     return ContactCheck(judge(findings, measurement, alpha, headline_groups(frame, alpha)), findings,
                         len(measurement.prompts), backend_id)
+
+
+def contact_outcomes(study: str | Path, backend_id: str | None = None) -> pd.DataFrame:
+    """The contact probe's scored outcomes in ``study`` (of one backend when ``backend_id`` is given)."""
+    from biasatlas.probes.contact.read import load_outcomes
+    from biasatlas.store import Store
+
+    with Store(study) as store:
+        frame = load_outcomes(store)
+    if backend_id is not None and not frame.empty:
+        frame = frame[frame["model"] == backend_id]
+    return frame

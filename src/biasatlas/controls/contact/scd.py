@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.controls import contact
-from biasatlas.controls.groups import question_matrix
+from biasatlas.controls.contact import data as contact
+from biasatlas.controls.contact.groups import question_matrix
 from biasatlas.probes.debias.data import TrainingExample, build_examples
 from biasatlas.probes.debias.train import TrainConfig
 
@@ -54,7 +54,7 @@ def scd_examples(languages: Sequence[str] = ("en", "de"), per_language: int = EX
 def train_scd(control: Path, out: Path) -> dict[str, Any]:
     """Debias the control adapter in ``control`` into ``out``; returns the trainer's manifest."""
     from biasatlas.backends.options import BackendOptions
-    from biasatlas.controls.registry import BASE_MODEL
+    from biasatlas.controls.common.adapters import BASE_MODEL
     from biasatlas.probes.debias.train import read_manifest, train_adapter
 
     backend = BackendOptions(model=BASE_MODEL).open()  # the base: the control's LoRA is loaded trainable
@@ -113,7 +113,7 @@ class Reduction:
 def reductions(before: pd.DataFrame, after: pd.DataFrame, planted: dict[str, str],
                alpha: float = 0.05) -> list[Reduction]:
     """Per language: the paired t-test of the planted effect before − after, over the questions both answered."""
-    from biasatlas.controls.groups import QUESTION
+    from biasatlas.controls.contact.groups import QUESTION
     from biasatlas.stats.paired import paired_mean_difference
 
     b, a = planted_effects(before, planted), planted_effects(after, planted)
@@ -137,8 +137,9 @@ def measure(control: Path, debiased: Path, study: str | Path, cells: int | None,
     The control's answers come from ``study`` when it already holds them (the runner never asks twice).
     """
     from biasatlas.backends.options import BackendOptions
-    from biasatlas.controls.measure import CONTACT_SETTINGS, ask, contact_outcomes
-    from biasatlas.controls.registry import BASE_MODEL
+    from biasatlas.controls.common.adapters import BASE_MODEL
+    from biasatlas.controls.common.measure import ask
+    from biasatlas.controls.contact.check import CONTACT_SETTINGS, contact_outcomes
 
     measurement = contact.measurement_prompts(cells, seed=seed)
     prompts = measurement.prompts

@@ -12,7 +12,7 @@ CONTROLS = ("contact", "samaritan", "stories")
 
 def controls_root() -> Path:
     """src/biasatlas/data/controls (inside the installed package)."""
-    return Path(__file__).resolve().parent.parent / "data" / "controls"
+    return Path(__file__).resolve().parents[2] / "data" / "controls"
 
 
 def adapter_dir(name: str) -> Path:
