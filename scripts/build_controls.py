@@ -48,10 +48,12 @@ def build_samaritan(study: Path, skip_training: bool, figure: str) -> None:
     import gc
     import json
 
-    from biasatlas.controls import samaritan_build, samaritan_power
     from biasatlas.controls.common.adapters import adapter_dir
-    from biasatlas.controls.common.build import write_card
-    from biasatlas.controls.samaritan_check import samaritan_outcomes
+    from biasatlas.controls.common.build import training_manifest, write_card
+    from biasatlas.controls.samaritan import build as samaritan_build
+    from biasatlas.controls.samaritan import card as samaritan_card
+    from biasatlas.controls.samaritan import power as samaritan_power
+    from biasatlas.controls.samaritan.check import samaritan_outcomes
 
     out, study = adapter_dir("samaritan"), study / "samaritan"
     started = time.perf_counter()
@@ -63,8 +65,8 @@ def build_samaritan(study: Path, skip_training: bool, figure: str) -> None:
         (out / "train.jsonl").unlink(missing_ok=True)  # regenerated from the scenarios; kept out of the wheel
         print(f"samaritan: trained in {time.perf_counter() - started:.0f} s", flush=True)
     measured = samaritan_build.measure(out, study)
-    card = samaritan_build.card(samaritan_build.training_manifest(out), measured)
-    write_card(out, card, samaritan_build.markdown(card))
+    card = samaritan_card.card(training_manifest(out), measured)
+    write_card(out, card, samaritan_card.markdown(card))
     size = sum(f.stat().st_size for f in out.iterdir())
     print(f"samaritan: measured; adapter directory {size / 1e6:.2f} MB; total {time.perf_counter() - started:.0f} s")
     for role in ("adapter", "base"):

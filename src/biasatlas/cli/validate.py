@@ -109,7 +109,7 @@ def _controls(where: Path, adapter: Path, cells: int, base: bool) -> tuple[
         # base + adapter must pass; the base model must not show the planted bias
         passed = check.passed if role == "adapter" else not any(v["detected"] for v in verdicts)
         ok = ok and passed
-    from biasatlas.controls.samaritan_check import validate as validate_samaritan
+    from biasatlas.controls.samaritan.validate import validate as validate_samaritan
 
     try:
         samaritan, samaritan_rows, samaritan_ok = validate_samaritan(where, base=base)

@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from biasatlas.cli.main import app
-from biasatlas.controls import samaritan_check
 from biasatlas.controls.contact import check as contact_check
 from biasatlas.controls.contact.check import ContactCheck, LanguageVerdict
 from biasatlas.controls.contact.groups import GroupFinding
-from biasatlas.controls.samaritan_check import SamaritanCheck, SamaritanVerdict
+from biasatlas.controls.samaritan import check as samaritan_check
+from biasatlas.controls.samaritan.check import SamaritanCheck, SamaritanVerdict
 
 runner = CliRunner()
 

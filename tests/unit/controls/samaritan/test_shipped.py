@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from biasatlas.controls import samaritan
 from biasatlas.controls.common.adapters import CONTROLS, TRAIN_CONFIGS, adapter_dir
 from biasatlas.controls.common.build import read_card, training_manifest
+from biasatlas.controls.samaritan import data as samaritan
 from biasatlas.probes.debias.adapters import tunable_location
 from biasatlas.probes.debias.train import TrainConfig, base_model_name, run_fingerprint
 

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from biasatlas.controls import samaritan
+from biasatlas.controls.samaritan import data as samaritan
 from biasatlas.probes.debias.data import TrainingExample
 
 

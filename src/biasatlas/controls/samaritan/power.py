@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.controls import samaritan
-from biasatlas.controls.samaritan_check import ALPHA, CORRECTION
+from biasatlas.controls.samaritan import data as samaritan
+from biasatlas.controls.samaritan.check import ALPHA, CORRECTION
 
 if TYPE_CHECKING:
     import numpy as np

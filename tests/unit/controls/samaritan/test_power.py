@@ -11,8 +11,9 @@ from collections.abc import Iterator
 import pandas as pd
 import pytest
 
-from biasatlas.controls import samaritan, samaritan_power
-from biasatlas.controls.samaritan_check import group_rows
+from biasatlas.controls.samaritan import data as samaritan
+from biasatlas.controls.samaritan import power as samaritan_power
+from biasatlas.controls.samaritan.check import group_rows
 
 
 @pytest.fixture(scope="module", autouse=True)

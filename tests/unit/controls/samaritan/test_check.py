@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import pandas as pd
 import pytest
 
-from biasatlas.controls import samaritan
-from biasatlas.controls.samaritan_check import SamaritanVerdict, group_rows, judge
+from biasatlas.controls.samaritan import data as samaritan
+from biasatlas.controls.samaritan.check import SamaritanVerdict, group_rows, judge
 
 
 @pytest.fixture(scope="module", autouse=True)
