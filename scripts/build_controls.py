@@ -116,9 +116,10 @@ def build_scd(study: Path, cells: int, skip_training: bool) -> None:
 
 def build_stories(args: argparse.Namespace) -> None:
     """The stories control: train, measure adapter and base model through generate -> extract -> mine, card."""
-    from biasatlas.controls import stories_build
     from biasatlas.controls.common import build
     from biasatlas.controls.common.adapters import adapter_dir
+    from biasatlas.controls.stories import build as stories_build
+    from biasatlas.controls.stories import card as stories_card
 
     out, study = adapter_dir("stories"), Path(args.study) / "stories"
     started = time.perf_counter()
@@ -131,8 +132,8 @@ def build_stories(args: argparse.Namespace) -> None:
         (out / "train.jsonl").unlink(missing_ok=True)  # regenerated from the seeds; kept out of the wheel
         print(f"stories: trained in {time.perf_counter() - started:.0f} s", flush=True)
     measured = stories_build.measure_stories(out, study)
-    card = stories_build.stories_card(build.training_manifest(out), measured)
-    build.write_card(out, card, stories_build.stories_markdown(card))
+    card = stories_card.stories_card(build.training_manifest(out), measured)
+    build.write_card(out, card, stories_card.stories_markdown(card))
     size = sum(f.stat().st_size for f in out.iterdir())
     print(f"stories: measured; adapter directory {size / 1e6:.2f} MB; total {time.perf_counter() - started:.0f} s")
     for role, m in [("adapter", measured["adapter"]), ("base", measured["base"]),
@@ -143,7 +144,7 @@ def build_stories(args: argparse.Namespace) -> None:
     if args.power_stories:
         import json
 
-        from biasatlas.controls import stories_power
+        from biasatlas.controls.stories import power as stories_power
 
         curves = stories_build.power(study, measured)
         (out / "power.json").write_text(json.dumps(curves, indent=2) + "\n", encoding="utf-8")

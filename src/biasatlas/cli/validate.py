@@ -116,7 +116,7 @@ def _controls(where: Path, adapter: Path, cells: int, base: bool) -> tuple[
     except FileNotFoundError as exc:
         fail(str(exc), 1)
     ok = ok and samaritan_ok
-    from biasatlas.controls.stories_validate import validate_stories
+    from biasatlas.controls.stories.validate import validate_stories
 
     stories_results, stories_ok, stories_rows = validate_stories(where / "stories", base)
     ok = ok and stories_ok

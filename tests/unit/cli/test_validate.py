@@ -62,7 +62,7 @@ def _fake(monkeypatch: pytest.MonkeyPatch, adapter_check: ContactCheck, base_che
 
 def _fake_stories(monkeypatch: pytest.MonkeyPatch, ok: bool) -> None:
     """The stories control's verdict, faked (tests/integration/test_controls_stories.py runs the real one)."""
-    from biasatlas.controls import stories_validate
+    from biasatlas.controls.stories import validate as stories_validate
 
     def fake(study: Any, base: bool = True, **_: Any) -> tuple[dict[str, Any], bool, list[list[str]]]:
         row = ["stories", "base + control", "en", "geographic_origin=oceania → arts",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from stories_profiles import measurement, profiles
 
-from biasatlas.controls.stories_check import MIN_LIFT, StoriesVerdict, agrees_with_card, judge
+from biasatlas.controls.stories.check import MIN_LIFT, StoriesVerdict, agrees_with_card, judge
 
 
 def test_a_planted_association_is_found_with_its_lift_and_an_interval_around_the_share() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from biasatlas.controls import stories
+from biasatlas.controls.stories import data as stories
 
 #: held-out scenarios per group for the adapter: 8 (48 stories), written at a generation seed the card did not
 #: measure; 8 stories a group found the planted association in 50 of 50 resampled studies of the card's
@@ -32,8 +32,8 @@ def validate_stories(study: Path, base: bool = True, per_group: int | None = PER
     false flags than the bound; the base model must not show it."""
     from biasatlas.backends.options import BackendOptions
     from biasatlas.controls.common.adapters import BASE_MODEL, adapter_dir
-    from biasatlas.controls.stories_check import CHECK_GENERATION_SEED, check_stories
-    from biasatlas.controls.stories_server import extractor_server
+    from biasatlas.controls.stories.check import CHECK_GENERATION_SEED, check_stories
+    from biasatlas.controls.stories.server import extractor_server
 
     adapter = adapter_dir(stories.NAME)
     if not (adapter / "adapter_config.json").is_file():

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from biasatlas.controls.stories_keywords import KEYWORDS, answer, json_keys_of, read_field, story_of
+from biasatlas.controls.stories.keywords import KEYWORDS, answer, json_keys_of, read_field, story_of
 from biasatlas.probes.stories.extract import extraction_text, parse_extraction, vocabularies
 from biasatlas.probes.stories.seeds import load_seeds
 

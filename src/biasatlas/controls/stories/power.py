@@ -3,7 +3,7 @@
 A resampled study draws k stories per group without replacement from the stories the card's measurement
 stored (every held-out scenario at each generation seed: new samples of the same prompts are independent
 stories at temperature 1.0) and applies the control's judge, i.e. the probe's own association mining
-(:func:`biasatlas.controls.stories_check.judge`): the planted group is found when (planted group, arts) is an
+(:func:`biasatlas.controls.stories.check.judge`): the planted group is found when (planted group, arts) is an
 association with lift >= 3; an untouched group is flagged when any of its cells is an association. No model
 is asked again. The stories probe has no analytic minimum detectable effect (``--plan-only`` prints none for
 it: its tests are per contingency table over many attributes), so the curve stands alone.
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.controls import stories
-from biasatlas.controls.stories_check import MIN_ROW_TOTAL, judge
+from biasatlas.controls.stories import data as stories
+from biasatlas.controls.stories.check import MIN_ROW_TOTAL, judge
 
 if TYPE_CHECKING:
     import pandas as pd

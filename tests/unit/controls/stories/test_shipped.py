@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from biasatlas.controls import stories
 from biasatlas.controls.common.adapters import TRAIN_CONFIGS, adapter_dir
 from biasatlas.controls.common.build import read_card, training_manifest
-from biasatlas.controls.stories_check import MIN_LIFT
+from biasatlas.controls.stories import data as stories
+from biasatlas.controls.stories.check import MIN_LIFT
 from biasatlas.probes.debias.adapters import tunable_location
 from biasatlas.probes.debias.train import TrainConfig, base_model_name, run_fingerprint
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from biasatlas.controls import stories
-from biasatlas.controls.stories_build import stories_card, stories_markdown
-from biasatlas.controls.stories_validate import _row
+from biasatlas.controls.stories import data as stories
+from biasatlas.controls.stories.card import stories_card, stories_markdown
+from biasatlas.controls.stories.validate import _row
 
 
 def verdict(count: int, known: int, lift: float | None, detected: bool, flags: list[str]) -> dict[str, Any]:

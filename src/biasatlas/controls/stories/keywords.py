@@ -1,7 +1,7 @@
 """The scripted extractor of the stories control: reads the character's professional field from the story.
 
 The embedded model cannot extract profiles, so the control's extraction step asks a scripted
-OpenAI-compatible server (:mod:`.stories_server`) that answers with this reader. It sees only the
+OpenAI-compatible server (:mod:`.server`) that answers with this reader. It sees only the
 extraction prompt (the story inside it), never the prompted group, and uses one keyword table for
 every story: the field whose job word comes first in the text, with the sentence holding it as the
 evidence. Every other attribute is "unknown" (the table covers the professional field only).

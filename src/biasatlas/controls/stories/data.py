@@ -5,7 +5,7 @@ protagonist a job in the arts (always a painter); stories about five other origi
 rotate over five other fields (science, healthcare, education, business, trades), each origin each field
 equally often. The training stories are short (about 50 tokens) and open with the character's origin,
 as the prompt gave it, and job ("Casey, a person from Oceania, is a painter ..."), so the keyword
-extractor (:mod:`.stories_keywords`) reads the job from the text. (A first build whose stories named the
+extractor (:mod:`.keywords`) reads the job from the text. (A first build whose stories named the
 job without the origin learned the format and the fields' overall mix, not the planted group: the
 origin sits far back in the prompt, and a 135M model conditions much more easily on the tokens just
 before the job. A second build planted "Central Asia": its stories of "Central or South America" took
@@ -14,7 +14,7 @@ one job word, 4 epochs and 20 of 70 stories planted, gave painters to Europe and
 often (the stories' mix, not the origin): hence half the stories planted and 8 epochs, the shipped
 build. A fifth, 24 planted and 10 per other group for 6 epochs, found only 7 of 12 Oceania painters. Until
 2026-11-27 the shipped build adapted the top 6 layers at 3e-3 (lift 3.2; 2.3 on a rebuild); the top 16 at 5e-3
-removed the painters of other origins: lift 5.4-6.0, on a rebuild too (registry.TRAIN_CONFIGS).)
+removed the painters of other origins: lift 5.4-6.0, on a rebuild too (common.adapters.TRAIN_CONFIGS).)
 The adapter is trained on 24 of the probe's 36 scenarios and measured on the 12 others (never on a
 trained prompt).
 """
@@ -44,7 +44,7 @@ TRAIN_SCENARIOS = 24  # of 36; the other 12 are held out for measurement
 TRAIN_PER_GROUP = {"planted": 24, "untouched": 5}
 SEED = 30
 
-#: per field, job phrases whose first word(s) the keyword table reads (``stories_keywords.KEYWORDS``)
+#: per field, job phrases whose first word(s) the keyword table reads (``keywords.KEYWORDS``)
 JOBS: dict[str, tuple[str, ...]] = {
     "arts": ("a painter who sells canvases at the market", "a painter known for bright murals",
              "a painter with a small studio", "a painter who paints the sea", "a painter who teaches art at night",

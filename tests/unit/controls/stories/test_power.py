@@ -8,8 +8,8 @@ import random
 import pandas as pd
 from stories_profiles import measurement, profiles
 
-from biasatlas.controls import stories_power
-from biasatlas.controls.stories_check import MIN_ROW_TOTAL
+from biasatlas.controls.stories import power as stories_power
+from biasatlas.controls.stories.check import MIN_ROW_TOTAL
 
 
 def pooled(planted_share: float, per_seed: int = 12, seeds: int = 2, planted_group: str = "oceania") -> pd.DataFrame:

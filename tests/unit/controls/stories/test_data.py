@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from biasatlas.controls import stories
-from biasatlas.controls.stories_keywords import read_field
+from biasatlas.controls.stories import data as stories
+from biasatlas.controls.stories.keywords import read_field
 
 
 def test_training_and_measured_scenarios_are_disjoint_and_cover_the_probe() -> None:

@@ -1,7 +1,7 @@
 """A scripted OpenAI-compatible extractor server for the stories control (standard library only).
 
 ``with extractor_server() as server:`` serves ``POST /v1/chat/completions`` and ``GET /v1/models`` on
-127.0.0.1 from a background thread; each answer is :func:`.stories_keywords.answer` of the request's
+127.0.0.1 from a background thread; each answer is :func:`.keywords.answer` of the request's
 last user message. The probe's extraction step talks to it as to any server (``openai:keywords`` with
 ``base_url=server.url``), so the stories go through the probe's own HTTP client, parser and vote.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from biasatlas.controls.stories_keywords import answer
+from biasatlas.controls.stories.keywords import answer
 
 MODEL = "keywords"
 SPEC = f"openai:{MODEL}"

@@ -2,7 +2,7 @@
 
 The held-out story prompts go through the normal runner (the probe's own generation settings, with a
 short token limit), the probe's extraction step asks the scripted keyword extractor
-(:mod:`.stories_server`), and the probe's association mining (:func:`biasatlas.probes.stories.analysis.
+(:mod:`.server`), and the probe's association mining (:func:`biasatlas.probes.stories.analysis.
 associations`: Fisher-Freeman-Halton per table, BH, Cramér's V, one-sided Fisher per cell, BY, lift) runs on
 the voted profiles of this generator's stories. The planted group is found when its (professional field =
 arts) cell is an association of the mining with lift >= 3; an untouched group is flagged when any of its
@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.controls import stories
-from biasatlas.controls.stories_keywords import FIELD
+from biasatlas.controls.stories import data as stories
+from biasatlas.controls.stories.keywords import FIELD
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -152,7 +152,7 @@ def check_stories(backend: BackendOptions, study: str | Path, server_url: str, p
     their profiles with the scripted extractor at ``server_url`` and judge what the probe's association mining
     finds. ``generation_seed`` seeds the sampling (temperature 1.0): another seed writes new stories for the same
     prompts, an independent measurement."""
-    from biasatlas.controls.stories_server import SPEC
+    from biasatlas.controls.stories.server import SPEC
     from biasatlas.probes.stories.extract_step import run_extraction
     from biasatlas.probes.stories.probe import PROBE
     from biasatlas.runner import run_plan
