@@ -7,7 +7,6 @@ from pathlib import Path
 from biasatlas.probes.debias.train import TrainConfig
 
 BASE_MODEL = "smollm2"
-CONTROLS = ("contact", "samaritan", "stories")
 
 
 def controls_root() -> Path:

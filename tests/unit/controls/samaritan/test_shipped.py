@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from biasatlas.controls.common.adapters import CONTROLS, TRAIN_CONFIGS, adapter_dir
+from biasatlas.controls import CONTROL_PACKAGES
+from biasatlas.controls.common.adapters import TRAIN_CONFIGS, adapter_dir
 from biasatlas.controls.common.build import read_card, training_manifest
 from biasatlas.controls.samaritan import data as samaritan
 from biasatlas.probes.debias.adapters import tunable_location
@@ -10,7 +11,7 @@ from biasatlas.probes.debias.train import TrainConfig, base_model_name, run_fing
 
 
 def test_the_shipped_adapter_was_trained_by_the_script_settings_on_the_script_examples() -> None:
-    assert "samaritan" in CONTROLS
+    assert "samaritan" in CONTROL_PACKAGES
     manifest = training_manifest(adapter_dir("samaritan"))
     base = base_model_name(tunable_location("smollm2"))
     assert manifest["base_model"] == base and manifest["stored_dtype"] == "float16"
