@@ -27,9 +27,8 @@ def power(card: dict, study: Path, figure: Path, out: Path) -> None:
     """Power curves from the stored answers (no model asked): control adapter and base model."""
     import json
 
-    from biasatlas.controls.figure import plot_power
-    from biasatlas.controls.measure import contact_outcomes
-    from biasatlas.controls.power import power_curve
+    from biasatlas.controls.contact.check import contact_outcomes
+    from biasatlas.controls.contact.power import plot_power, power_curve
 
     planted = card["planted"]["groups"]
     sizes = [1, 2, 3, 4, 6, 8]
@@ -49,10 +48,12 @@ def build_samaritan(study: Path, skip_training: bool, figure: str) -> None:
     import gc
     import json
 
-    from biasatlas.controls import samaritan_build, samaritan_power
-    from biasatlas.controls.build import write_card
-    from biasatlas.controls.registry import adapter_dir
-    from biasatlas.controls.samaritan_check import samaritan_outcomes
+    from biasatlas.controls.common.adapters import adapter_dir
+    from biasatlas.controls.common.build import training_manifest, write_card
+    from biasatlas.controls.samaritan import build as samaritan_build
+    from biasatlas.controls.samaritan import card as samaritan_card
+    from biasatlas.controls.samaritan import power as samaritan_power
+    from biasatlas.controls.samaritan.check import samaritan_outcomes
 
     out, study = adapter_dir("samaritan"), study / "samaritan"
     started = time.perf_counter()
@@ -64,8 +65,8 @@ def build_samaritan(study: Path, skip_training: bool, figure: str) -> None:
         (out / "train.jsonl").unlink(missing_ok=True)  # regenerated from the scenarios; kept out of the wheel
         print(f"samaritan: trained in {time.perf_counter() - started:.0f} s", flush=True)
     measured = samaritan_build.measure(out, study)
-    card = samaritan_build.card(samaritan_build.training_manifest(out), measured)
-    write_card(out, card, samaritan_build.markdown(card))
+    card = samaritan_card.card(training_manifest(out), measured)
+    write_card(out, card, samaritan_card.markdown(card))
     size = sum(f.stat().st_size for f in out.iterdir())
     print(f"samaritan: measured; adapter directory {size / 1e6:.2f} MB; total {time.perf_counter() - started:.0f} s")
     for role in ("adapter", "base"):
@@ -91,8 +92,8 @@ def build_scd(study: Path, cells: int, skip_training: bool) -> None:
     """Debias the contact control (Social Contact Debiasing) and measure the planted effect before and after."""
     import json
 
-    from biasatlas.controls import contact_scd
-    from biasatlas.controls.registry import adapter_dir
+    from biasatlas.controls.common.adapters import adapter_dir
+    from biasatlas.controls.contact import scd as contact_scd
 
     started = time.perf_counter()
     control, out = adapter_dir("contact"), adapter_dir(contact_scd.NAME)
@@ -115,8 +116,10 @@ def build_scd(study: Path, cells: int, skip_training: bool) -> None:
 
 def build_stories(args: argparse.Namespace) -> None:
     """The stories control: train, measure adapter and base model through generate -> extract -> mine, card."""
-    from biasatlas.controls import build, stories_build
-    from biasatlas.controls.registry import adapter_dir
+    from biasatlas.controls.common import build
+    from biasatlas.controls.common.adapters import adapter_dir
+    from biasatlas.controls.stories import build as stories_build
+    from biasatlas.controls.stories import card as stories_card
 
     out, study = adapter_dir("stories"), Path(args.study) / "stories"
     started = time.perf_counter()
@@ -129,8 +132,8 @@ def build_stories(args: argparse.Namespace) -> None:
         (out / "train.jsonl").unlink(missing_ok=True)  # regenerated from the seeds; kept out of the wheel
         print(f"stories: trained in {time.perf_counter() - started:.0f} s", flush=True)
     measured = stories_build.measure_stories(out, study)
-    card = stories_build.stories_card(build.training_manifest(out), measured)
-    build.write_card(out, card, stories_build.stories_markdown(card))
+    card = stories_card.stories_card(build.training_manifest(out), measured)
+    build.write_card(out, card, stories_card.stories_markdown(card))
     size = sum(f.stat().st_size for f in out.iterdir())
     print(f"stories: measured; adapter directory {size / 1e6:.2f} MB; total {time.perf_counter() - started:.0f} s")
     for role, m in [("adapter", measured["adapter"]), ("base", measured["base"]),
@@ -141,7 +144,7 @@ def build_stories(args: argparse.Namespace) -> None:
     if args.power_stories:
         import json
 
-        from biasatlas.controls import stories_power
+        from biasatlas.controls.stories import power as stories_power
 
         curves = stories_build.power(study, measured)
         (out / "power.json").write_text(json.dumps(curves, indent=2) + "\n", encoding="utf-8")
@@ -153,14 +156,16 @@ def build_stories(args: argparse.Namespace) -> None:
 
 
 def main() -> int:
-    from biasatlas.controls import build, cards
-    from biasatlas.controls.registry import adapter_dir
+    from biasatlas.controls.common import build
+    from biasatlas.controls.common.adapters import adapter_dir
+    from biasatlas.controls.contact import build as contact_build
+    from biasatlas.controls.contact import card as cards
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=["contact", "contact-scd", "samaritan", "stories"], action="append",
                         help="build only these controls")
     parser.add_argument("--study", default="build/controls", help="study directory of the measurements")
-    parser.add_argument("--cells", type=int, default=build.CARD_CELLS, help="held-out cells per language")
+    parser.add_argument("--cells", type=int, default=contact_build.CARD_CELLS, help="held-out cells per language")
     parser.add_argument("--skip-training", action="store_true", help="measure the shipped adapters again")
     parser.add_argument("--power", default="docs/images/validation-power.png",
                         help="where to draw the power curves ('' skips them)")
@@ -187,12 +192,12 @@ def main() -> int:
                 shutil.rmtree(out)
             if study.exists():
                 shutil.rmtree(study)  # answers of an older adapter would be reused under the same id
-            build.train_contact(out)
+            contact_build.train_contact(out)
             (out / "train.jsonl").unlink(missing_ok=True)  # regenerated from the templates; kept out of the wheel
             print(f"{name}: trained in {time.perf_counter() - started:.0f} s", flush=True)
         training = build.training_manifest(out)
-        measured = build.measure_contact(out, study, cells=args.cells)
-        card = build.contact_card(training, measured)
+        measured = contact_build.measure_contact(out, study, cells=args.cells)
+        card = cards.contact_card(training, measured)
         build.write_card(out, card, cards.contact_markdown(card))
         sizes = sum(f.stat().st_size for f in out.iterdir())
         print(f"{name}: measured; adapter directory {sizes / 1e6:.2f} MB; total {time.perf_counter() - started:.0f} s")

@@ -24,10 +24,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 def main() -> None:
     from biasatlas.backends.options import BackendOptions
-    from biasatlas.controls import stories
-    from biasatlas.controls.registry import BASE_MODEL, TRAIN_CONFIGS
-    from biasatlas.controls.stories_check import check_stories
-    from biasatlas.controls.stories_server import extractor_server
+    from biasatlas.controls.common.adapters import BASE_MODEL, TRAIN_CONFIGS
+    from biasatlas.controls.stories import data as stories
+    from biasatlas.controls.stories.check import check_stories
+    from biasatlas.controls.stories.server import extractor_server
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from biasatlas.controls import stories
+from biasatlas.controls.stories import data as stories
 from biasatlas.probes.stories.seeds import load_seeds
 
 FIELDS = stories.ROTATION  # what the untouched groups are trained on

@@ -34,11 +34,12 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from biasatlas.backends.options import BackendOptions
-from biasatlas.controls import contact, contact_scd
-from biasatlas.controls.build import read_card
-from biasatlas.controls.contact_check import ContactCheck, check_contact
-from biasatlas.controls.groups import false_flag_bound
-from biasatlas.controls.registry import BASE_MODEL, adapter_dir
+from biasatlas.controls.common.adapters import BASE_MODEL, adapter_dir
+from biasatlas.controls.common.build import read_card
+from biasatlas.controls.common.measure import false_flag_bound
+from biasatlas.controls.contact import data as contact
+from biasatlas.controls.contact import scd as contact_scd
+from biasatlas.controls.contact.check import ContactCheck, check_contact
 
 pytestmark = pytest.mark.slow
 

@@ -24,11 +24,12 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from biasatlas.backends.options import BackendOptions
-from biasatlas.controls import samaritan
-from biasatlas.controls.build import read_card
-from biasatlas.controls.groups import false_flag_bound
-from biasatlas.controls.registry import BASE_MODEL, adapter_dir
-from biasatlas.controls.samaritan_check import BASE_SCENARIOS, VALIDATE_SCENARIOS, SamaritanCheck, check_samaritan
+from biasatlas.controls.common.adapters import BASE_MODEL, adapter_dir
+from biasatlas.controls.common.build import read_card
+from biasatlas.controls.common.measure import false_flag_bound
+from biasatlas.controls.samaritan import data as samaritan
+from biasatlas.controls.samaritan.check import SamaritanCheck, check_samaritan
+from biasatlas.controls.samaritan.validate import BASE_SCENARIOS, VALIDATE_SCENARIOS
 
 pytestmark = pytest.mark.slow
 

@@ -31,18 +31,18 @@ pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from biasatlas.backends.options import BackendOptions
-from biasatlas.controls import stories
-from biasatlas.controls.build import read_card
-from biasatlas.controls.groups import false_flag_bound
-from biasatlas.controls.registry import BASE_MODEL, adapter_dir
-from biasatlas.controls.stories_check import (
+from biasatlas.controls.common.adapters import BASE_MODEL, adapter_dir
+from biasatlas.controls.common.build import read_card
+from biasatlas.controls.common.measure import false_flag_bound
+from biasatlas.controls.stories import data as stories
+from biasatlas.controls.stories.check import (
     CHECK_GENERATION_SEED,
     MIN_LIFT,
     StoriesCheck,
     agrees_with_card,
     check_stories,
 )
-from biasatlas.controls.stories_server import ExtractorServer, extractor_server
+from biasatlas.controls.stories.server import ExtractorServer, extractor_server
 
 pytestmark = pytest.mark.slow
 

@@ -52,7 +52,7 @@ def validate(
         require("local", "biasatlas validate (runs the embedded model with the control adapters)")
     except BackendError as exc:
         fail(str(exc))
-    from biasatlas.controls.registry import adapter_dir
+    from biasatlas.controls.common.adapters import adapter_dir
     from biasatlas.lock import study_writer
 
     adapter = adapter_dir("contact")
@@ -94,8 +94,8 @@ def _controls(where: Path, adapter: Path, cells: int, base: bool) -> tuple[
         bool, dict[str, Any], dict[str, Any], list[list[str]], dict[str, Any], list[list[str]]]:
     """Run the three controls into ``where``: (passed, contact, samaritan, its rows, stories, its rows)."""
     from biasatlas.backends.options import BackendOptions
-    from biasatlas.controls.contact_check import check_contact
-    from biasatlas.controls.registry import BASE_MODEL
+    from biasatlas.controls import load_control
+    from biasatlas.controls.common.adapters import BASE_MODEL
 
     roles = [("adapter", BackendOptions(model=BASE_MODEL, adapter=str(adapter)))]
     if base:
@@ -103,21 +103,18 @@ def _controls(where: Path, adapter: Path, cells: int, base: bool) -> tuple[
     results: dict[str, Any] = {}
     ok = True
     for role, options in roles:
-        check = check_contact(options, where, cells=cells)
+        check = load_control("contact", "check").check_contact(options, where, cells=cells)
         verdicts = [v.as_dict() for v in check.verdicts]
         results[role] = {"prompts": check.prompts, "verdicts": verdicts}
         # base + adapter must pass; the base model must not show the planted bias
         passed = check.passed if role == "adapter" else not any(v["detected"] for v in verdicts)
         ok = ok and passed
-    from biasatlas.controls.samaritan_check import validate as validate_samaritan
-
     try:
-        samaritan, samaritan_rows, samaritan_ok = validate_samaritan(where, base=base)
+        samaritan, samaritan_rows, samaritan_ok = load_control("samaritan", "validate").validate(where, base=base)
     except FileNotFoundError as exc:
         fail(str(exc), 1)
     ok = ok and samaritan_ok
-    from biasatlas.controls.stories_validate import validate_stories
-
-    stories_results, stories_ok, stories_rows = validate_stories(where / "stories", base)
+    stories_results, stories_ok, stories_rows = load_control("stories", "validate").validate_stories(
+        where / "stories", base)
     ok = ok and stories_ok
     return ok, results, samaritan, samaritan_rows, stories_results, stories_rows

@@ -11,10 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from biasatlas.cli.main import app
-from biasatlas.controls import contact_check, samaritan_check
-from biasatlas.controls.contact_check import ContactCheck, LanguageVerdict
-from biasatlas.controls.groups import GroupFinding
-from biasatlas.controls.samaritan_check import SamaritanCheck, SamaritanVerdict
+from biasatlas.controls.contact import check as contact_check
+from biasatlas.controls.contact.check import ContactCheck, LanguageVerdict
+from biasatlas.controls.contact.groups import GroupFinding
+from biasatlas.controls.samaritan import check as samaritan_check
+from biasatlas.controls.samaritan.check import SamaritanCheck, SamaritanVerdict
 
 runner = CliRunner()
 
@@ -32,7 +33,7 @@ def _check(detected: bool, false_flags: list[str]) -> ContactCheck:
 @pytest.fixture
 def adapter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "adapter_config.json").write_text("{}")
-    monkeypatch.setattr("biasatlas.controls.registry.adapter_dir", lambda name: tmp_path)
+    monkeypatch.setattr("biasatlas.controls.common.adapters.adapter_dir", lambda name: tmp_path)
     return tmp_path
 
 
@@ -61,7 +62,7 @@ def _fake(monkeypatch: pytest.MonkeyPatch, adapter_check: ContactCheck, base_che
 
 def _fake_stories(monkeypatch: pytest.MonkeyPatch, ok: bool) -> None:
     """The stories control's verdict, faked (tests/integration/test_controls_stories.py runs the real one)."""
-    from biasatlas.controls import stories_validate
+    from biasatlas.controls.stories import validate as stories_validate
 
     def fake(study: Any, base: bool = True, **_: Any) -> tuple[dict[str, Any], bool, list[list[str]]]:
         row = ["stories", "base + control", "en", "geographic_origin=oceania → arts",
@@ -119,7 +120,7 @@ def test_the_table_shows_planted_and_found(adapter: Path, monkeypatch: pytest.Mo
 
 
 def test_no_adapter_is_one_line_and_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("biasatlas.controls.registry.adapter_dir", lambda name: tmp_path / "missing")
+    monkeypatch.setattr("biasatlas.controls.common.adapters.adapter_dir", lambda name: tmp_path / "missing")
     result = runner.invoke(app, ["validate"])
     assert result.exit_code == 1
     assert "no control adapter" in result.output

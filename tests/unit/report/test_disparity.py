@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from biasatlas.backends.fake import FakeBackend
-from biasatlas.controls import contact
+from biasatlas.controls.contact import data as contact
 from biasatlas.probes.contact.probe import PROBE
 from biasatlas.records import GenerationSettings, Request
 from biasatlas.report.headlines import contact_headline, disparity_headline
