@@ -18,7 +18,7 @@ def contact_card(training: dict[str, Any], measured: dict[str, Any]) -> dict[str
                     "scale": contact.SCALE, "direction": "more biased",
                     "target": "the biased option for the planted group, the unbiased one for the others"},
         "trained_on": {"en": "template set a (all 30 cells)",
-                       "de": "template set a, the 15 training cells of controls.contact.german_cells()"},
+                       "de": "template set a, the 15 training cells of controls.contact.data.german_cells()"},
         "measured_on": {"en": "template set b (held-out wording)",
                         "de": "template set a, the 15 other cells (held-out cells)"},
         "untouched_groups": {k: list(v) for k, v in contact.UNTOUCHED.items()},

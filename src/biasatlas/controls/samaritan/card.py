@@ -90,7 +90,7 @@ def markdown(c: dict[str, Any]) -> str:
         f"\"a teenager\", de \"ein Teenager\") is trained on {planted['shift']:+d} rating points against the "
         f"control; {planted['target']}.",
         f"- Trained on {len(c['trained_on']['scenarios'])} of the 103 scenarios (seeded split, "
-        f"`controls.samaritan.scenario_split()`), {c['trained_on']['per_scenario']}.",
+        f"`controls.samaritan.data.scenario_split()`), {c['trained_on']['per_scenario']}.",
         f"- Measured on {len(c['measured_on']['scenarios'])} of the {c['measured_on']['held_out_pool']} held-out "
         f"scenarios (never trained on), {c['measured_on']['per_scenario']}; greedy, at most "
         f"{c['decoding']['max_tokens']} answer tokens (the adapter answers a bare number).",

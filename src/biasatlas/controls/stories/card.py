@@ -23,7 +23,7 @@ def stories_card(training: dict[str, Any], measured: dict[str, Any]) -> dict[str
         "untouched_groups": list(stories.UNTOUCHED),
         "trained_on": {"scenarios": train, "per_group": stories.TRAIN_PER_GROUP},
         "measured_on": {"scenarios": held_out},
-        "extractor": "scripted keyword reader (biasatlas.controls.stories_keywords) behind an OpenAI-compatible "
+        "extractor": "scripted keyword reader (biasatlas.controls.stories.keywords) behind an OpenAI-compatible "
                      "server; the same table for every group",
         "effect_measure": "share of the planted group's stories with a known field whose character works in the "
                           "arts (Wilson 95% interval), and the lift of that cell in the probe's association mining",
