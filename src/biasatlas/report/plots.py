@@ -340,7 +340,8 @@ def disparity_forest(rows: Sequence[dict[str, Any]], family: str = "axis", *, dr
 #: installed fonts that hold CJK glyphs and symbols, in order of preference (Debian: fonts-noto-cjk, fonts-symbola);
 #: matplotlib's DejaVu Sans comes first, and each character is drawn by the first font that has it
 FALLBACK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK KR", "Source Han Sans", "Noto Sans SC",
-                  "WenQuanYi Zen Hei", "Droid Sans Fallback", "Symbola", "Noto Emoji")
+                  "WenQuanYi Zen Hei", "Droid Sans Fallback", "Lohit Devanagari", "Noto Sans Devanagari", "Symbola",
+                  "Noto Emoji")
 BASE_FONT = "DejaVu Sans"
 
 
@@ -353,17 +354,23 @@ def figure_fonts() -> list[str]:
     from matplotlib import font_manager
 
     installed = {f.name for f in font_manager.fontManager.ttflist}
-    if not installed & set(FALLBACK_FONTS):
+    # a fallback font missing from matplotlib's list: look on the disk once per list (a walk of the font folders)
+    if not set(FALLBACK_FONTS) <= installed and id(font_manager.fontManager.ttflist) not in _LOOKED_FOR_NEW_FONTS:
         _add_new_fonts(font_manager)
+        _LOOKED_FOR_NEW_FONTS.add(id(font_manager.fontManager.ttflist))
         installed = {f.name for f in font_manager.fontManager.ttflist}
     return [BASE_FONT, *(name for name in FALLBACK_FONTS if name in installed)]
+
+
+_LOOKED_FOR_NEW_FONTS: set[int] = set()
 
 
 def _add_new_fonts(font_manager: Any) -> None:
     """Fonts installed after matplotlib cached its font list (it reads the system's fonts once): added here."""
     known = {f.fname for f in font_manager.fontManager.ttflist}
     for path in font_manager.findSystemFonts():
-        if path not in known and any(k in path for k in ("CJK", "Symbola", "wqy", "DroidSansFallback")):
+        if path not in known and any(k in path for k in ("CJK", "Symbola", "wqy", "DroidSansFallback",
+                                                                 "Devanagari", "lohit")):
             try:
                 font_manager.fontManager.addfont(path)
             except (OSError, RuntimeError, ValueError):  # a font file FreeType cannot read: left out

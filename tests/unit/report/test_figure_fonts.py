@@ -68,3 +68,25 @@ def test_fonts_installed_after_matplotlib_cached_its_font_list_are_found(monkeyp
     monkeypatch.setattr(font_manager.fontManager, "ttflist",  # the cache of a matplotlib run before the install
                         [f for f in font_manager.fontManager.ttflist if f.name == plots.BASE_FONT])
     assert any("CJK" in f for f in plots.figure_fonts())
+
+
+#: a Hindi pack's group names (Devanagari): the figures of a Hindi study label groups with them
+HINDI = "मुसलमान · बौद्ध · हिंदू"
+
+
+def devanagari_installed() -> bool:
+    return any("Devanagari" in f for f in plots.figure_fonts())
+
+
+@pytest.mark.skipif(not devanagari_installed() and not __import__("os").environ.get("CI"),
+                    reason="no Devanagari font (scripts/setup.sh --dev installs fonts-lohit-deva)")
+def test_a_hindi_group_name_is_drawn_with_a_devanagari_font() -> None:
+    fig, ax = plt.subplots()
+    ax.set_title(HINDI)
+    ax.set_yticks([0, 1], [HINDI, "Muslims"])
+    plots.use_figure_fonts(fig)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph ... missing from font(s)": a box where a letter should be
+        files = render_figure(fig, "a Hindi group name")
+    glyph_fonts = {m.decode() for m in re.findall(rb'<path id="([A-Za-z]+)', files.svg)}
+    assert any("Lohit" in f or "Devanagari" in f for f in glyph_fonts), glyph_fonts
