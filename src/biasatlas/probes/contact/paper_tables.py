@@ -119,5 +119,10 @@ def caption(language: str, axis: str, kind: str) -> str:
 def heatmap_panels(outcomes_frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """(title, answers) of each panel of Raj et al.'s Figure 3 (axis × scenario): per model · mode, and · language
     where the study holds several (the paper's figure is English only: languages are never pooled in a panel)."""
-    keys = ["model", "mode", *(["language"] if outcomes_frame["language"].nunique() > 1 else [])]
+    keys = panel_keys(outcomes_frame)
     return [(" · ".join(map(str, key)), sub) for key, sub in outcomes_frame.groupby(keys, sort=True)]
+
+
+def panel_keys(outcomes_frame: pd.DataFrame) -> list[str]:
+    """What makes a panel of Figure 3: model and mode, and language where the study holds several."""
+    return ["model", "mode", *(["language"] if outcomes_frame["language"].nunique() > 1 else [])]

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from biasatlas.probes.contact.paper_tables import heatmap_panels
+from biasatlas.probes.contact.paper_tables import panel_keys
 
 COLORS = {"none": "#999999", "positive": "#3a923a", "negative": "#c0392b"}
 FRAMINGS = ("none", "positive", "negative")
@@ -96,10 +96,23 @@ def heatmap_grids(outcomes_frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame,
     """(title, % biased by axis × scenario, n per cell) of each panel (paper_tables.heatmap_panels); more than
     ``MAX_PANELS`` become one: a row per panel, a column per axis · scenario."""
     grids = []
-    for title, sub in heatmap_panels(outcomes_frame):
-        grid = sub.pivot_table(index="axis", columns="scenario", values="biased", aggfunc="mean") * 100
-        counts = sub.pivot_table(index="axis", columns="scenario", values="prompt_id", aggfunc="count")
-        grids.append((title, grid, counts.reindex(index=grid.index, columns=grid.columns)))
+    # one groupby for every panel (a pivot_table per panel is most of the report's time at many models); each
+    # panel as its pivot_table would give it: cells without a scored answer left out, axes and scenarios sorted
+    keys = panel_keys(outcomes_frame)
+    by = outcomes_frame.groupby([*keys, "axis", "scenario"], sort=True)
+    means = (by["biased"].mean() * 100).dropna()
+    answered = by["prompt_id"].count()
+    for key in outcomes_frame.groupby(keys, sort=True).size().index:
+        where = key if isinstance(key, tuple) else (key,)
+        try:
+            grid = pd.Series(means.loc[where]).unstack("scenario").sort_index().sort_index(axis=1)
+        except KeyError:  # no scored answer in the panel
+            grid = pd.DataFrame(index=pd.Index([], name="axis"), columns=pd.Index([], name="scenario"))
+        try:
+            count = pd.Series(answered.loc[where]).unstack("scenario")
+        except KeyError:
+            count = pd.DataFrame()
+        grids.append((" · ".join(map(str, where)), grid, count.reindex(index=grid.index, columns=grid.columns)))
     if len(grids) <= MAX_PANELS:
         return grids
     values = pd.DataFrame({title: grid.stack() for title, grid, _ in grids}).T
