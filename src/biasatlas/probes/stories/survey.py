@@ -100,8 +100,8 @@ def study_associations(store: Store, languages: Sequence[str] | None = None) -> 
     result = associations(profiles, per_language=bool(wanted))
     held: dict[str, set[str]] = {}
     for row in result.associations.itertuples(index=False):
-        key = stories_harm.association_key(row.base_attribute, row.base_value, row.compared_attribute,
-                                           row.compared_value)
+        key = stories_harm.association_key(str(row.base_attribute), str(row.base_value),
+                                           str(row.compared_attribute), str(row.compared_value))
         langs = set(getattr(row, "languages", None) or []) & set(wanted) if wanted else set(found)
         if langs:
             held.setdefault(key, set()).update(langs)
@@ -173,11 +173,12 @@ def draw(items: pd.DataFrame, per_rater: int = PER_RATER, raters: int | None = N
     names = [f"R{r + 1:0{width}d}" for r in range(raters)]
     keys = list(items["association"])
     sheet_id = "V" + stable_hash([keys, raters, per_rater, seed], length=8)
+    shown = [{str(k): v for k, v in r.items()} for r in items.to_dict("records")]
+    empty: dict[str, str] = dict.fromkeys(RATING_COLUMNS, "")
     rows = []
     for name, chosen in zip(names, assignment, strict=True):
         for position, i in enumerate(chosen, start=1):
-            rows.append({"sheet_id": sheet_id, "rater": name, "item": position, **items.iloc[i].to_dict(),
-                         **dict.fromkeys(RATING_COLUMNS, "")})
+            rows.append({"sheet_id": sheet_id, "rater": name, "item": position, **shown[i], **empty})
     info = {"sheet_id": sheet_id, "per_rater": min(per_rater, n), "seed": seed, **coverage(assignment, n)}
     return pd.DataFrame(rows, columns=SHEET_COLUMNS), info
 
