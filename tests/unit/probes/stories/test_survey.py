@@ -241,3 +241,49 @@ def test_the_sheet_holds_the_summary_associations_of_a_planted_study(tmp_path: P
     assert row["group"] == f"{seeds.dimensions[a].label}: {seeds.dimensions[a].value(av).label}"
     assert row["attribute"] == f"{seeds.dimensions[b].label}: {seeds.dimensions[b].value(bv).label}"
     assert row["statement"] == stories_harm.phrase(key)
+
+
+# ---- a model's provider from the audit file -----------------------------------------------------
+def _audit(tmp_path: Path, models: list[dict[str, object]]) -> Path:
+    import yaml
+
+    path = tmp_path / "audit.yaml"
+    path.write_text(yaml.safe_dump({"models": models, "probes": {"stories": {"limit": 2}}}), encoding="utf-8")
+    return path
+
+
+def test_the_audit_file_sets_a_provider_and_the_stories_analyses_use_it_over_the_inferred(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from biasatlas.audit.cells import build_cells
+    from biasatlas.audit.execute import run_cells
+    from biasatlas.audit.spec import AuditError, load_audit
+    from biasatlas.backends.fake import FakeBackend
+    from biasatlas.probes.stories import harm_analyses
+
+    def make_backend(spec: str, **options: object) -> FakeBackend:
+        profile = json.dumps({"age": {"value": "senior", "evidence": "67"}})
+        return FakeBackend(lambda r: profile if r.prompt.probe == "stories-extract" else "A story.",
+                           name=spec.split(":", 1)[1])
+
+    monkeypatch.setattr("biasatlas.backends.registry.make_backend", make_backend)
+    path = _audit(tmp_path, [{"name": "ours", "model": "fake:gpt-ours", "provider": " Acme "},
+                             {"name": "theirs", "model": "fake:claude-x"}])
+    audit = load_audit(path)
+    assert [m.provider for m in audit.models] == ["Acme", None]
+    study = tmp_path / "study"
+    run_cells(build_cells(audit), study, audit_file=path)
+    with Store(study) as store:
+        providers = harm_analyses.audit_providers(store.conn)
+    assert providers == {"fake:gpt-ours": "Acme"}  # the name alone says OpenAI
+    per_model = [{"model": m, "base_attribute": "income_level", "base_value": "low",
+                  "compared_attribute": "education", "compared_value": "basic"} for m in ("fake:gpt-ours",
+                                                                                           "fake:claude-x")]
+    groups = {g["provider"]: g for g in harm_analyses.by_provider(per_model, pd.Series(dtype=bool), providers)}
+    assert set(groups) == {"Acme", "Anthropic"}
+    assert groups["Acme"]["label"] == "Acme" and not groups["Acme"]["inferred"]
+    assert groups["Anthropic"]["label"] == "Anthropic (inferred)" and groups["Anthropic"]["inferred"]
+    for bad in ("", 3):
+        with pytest.raises(AuditError, match=r"models\[0\]\.provider: must be a non-empty text"):
+            load_audit(_audit(tmp_path, [{"model": "fake:a", "provider": bad}]))
