@@ -199,7 +199,8 @@ def _run_cells(
                     stopped = True
                     continue
                 finally:
-                    tag_runs(study, before, options.backend_id, name, {**audit_record, "model": name})
+                    provider = {"provider": cell.model.provider} if cell.model.provider else {}
+                    tag_runs(study, before, options.backend_id, name, {**audit_record, "model": name, **provider})
                 result.totals.extend(steps)
                 if tracker is not None:
                     tracker.finish_cell(index)

@@ -24,7 +24,7 @@ from biasatlas.records import scrub_text
 #: the probes an audit runs (debias trains an adapter: it has its own command, `biasatlas debias`)
 AUDIT_PROBES: tuple[str, ...] = tuple(name for name in PROBE_MODULES if name != "debias")
 TOP_KEYS = ("title", "models", "probes", "languages", "samples", "seeds", "reader", "judge_model")
-MODEL_KEYS = ("name", *BackendOptions.model_fields)
+MODEL_KEYS = ("name", *BackendOptions.model_fields, "provider")
 #: probe config fields an audit sets elsewhere: ``seed`` by the top-level ``seeds``, ``language`` is a
 #: deprecated alias of ``languages``
 NOT_PROBE_KEYS = ("seed", "language")
@@ -42,6 +42,8 @@ class ModelEntry:
     name: str
     options: BackendOptions
     key: str  # its key path in the file, e.g. models[0]
+    #: who makes the model (the stories analyses group models by it); None: inferred from the model's name
+    provider: str | None = None
 
 
 @dataclass(frozen=True)
@@ -229,7 +231,7 @@ def _model(audit: Audit, key: str, raw: Any) -> ModelEntry:
             raise audit.error(f"{key}.{option}", f"unknown model option; valid: {', '.join(MODEL_KEYS)}")
     if not raw.get("model"):
         raise audit.error(f"{key}.model", "missing: the model spec (see `biasatlas models`)")
-    values = {k: v for k, v in raw.items() if k != "name" and v is not None}
+    values = {k: v for k, v in raw.items() if k not in ("name", "provider") and v is not None}
     if values.get("dtype") is not None and values["dtype"] not in DTYPES:
         raise audit.error(f"{key}.dtype", f"unknown dtype {values['dtype']!r}; valid: {', '.join(DTYPES)}")
     if "http" in values:
@@ -251,7 +253,11 @@ def _model(audit: Audit, key: str, raw: Any) -> ModelEntry:
     name = raw.get("name")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise audit.error(f"{key}.name", f"must be a non-empty text (got {name!r})")
-    return ModelEntry(name=(name or options.model).strip(), options=options, key=key)
+    provider = raw.get("provider")
+    if provider is not None and (not isinstance(provider, str) or not provider.strip()):
+        raise audit.error(f"{key}.provider", f"must be a non-empty text (got {provider!r})")
+    return ModelEntry(name=(name or options.model).strip(), options=options, key=key,
+                      provider=provider.strip() if provider else None)
 
 
 def _http(audit: Audit, key: str, value: Any) -> list[str]:
@@ -312,7 +318,7 @@ def _reader(audit: Audit, reader: Any, judge: Any) -> tuple[str | None, ModelEnt
         return reader, None
     if isinstance(judge, dict) and "name" in judge:
         raise audit.error("judge_model.name", "the judge has no display name; valid: "
-                          + ", ".join(k for k in MODEL_KEYS if k != "name"))
+                          + ", ".join(k for k in MODEL_KEYS if k not in ("name", "provider")))
     from biasatlas.readers.step import judge_notes, same_model
 
     entry = _model(audit, "judge_model", judge)

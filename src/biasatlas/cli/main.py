@@ -42,6 +42,7 @@ COMMAND_MODULES = (
     "biasatlas.cli.audit",
     "biasatlas.cli.batch",
     "biasatlas.cli.readers",
+    "biasatlas.cli.stories_survey",
     "biasatlas.cli.languages",
     "biasatlas.cli.validate",
 )

@@ -213,7 +213,8 @@ def summarise(
         labels = harm_labels_for(store)
         if len(labels):
             out["per_language"]["specificity"] = stories_harm.language_specificity(per.associations, labels, groups)
-    harm = stories_harm.summarise_harm(store, out.get("per_model"))  # self-judgment, providers
+    providers = stories_harm.harm_analyses.audit_providers(store.conn)  # the audit file's, over the inferred
+    harm = stories_harm.summarise_harm(store, out.get("per_model"), providers)  # self-judgment, providers
     if harm:
         out["harm"] = harm
     return out

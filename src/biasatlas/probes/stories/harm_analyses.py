@@ -232,9 +232,26 @@ def provider_of(model: str, overrides: dict[str, str] | None = None) -> str | No
     return None
 
 
+def audit_providers(conn: Any) -> dict[str, str]:
+    """Backend id -> the provider its audit file gave it (the newest run's), from the runs' recorded configs."""
+    import json
+
+    out: dict[str, str] = {}
+    for backend_id, config_json in conn.execute("SELECT backend_id, config_json FROM runs ORDER BY run_id"):
+        try:
+            provider = (json.loads(config_json).get("audit") or {}).get("provider")
+        except (TypeError, ValueError, AttributeError):
+            continue
+        if isinstance(provider, str) and provider.strip():
+            out[str(backend_id)] = provider.strip()
+    return out
+
+
 def by_provider(per_model: Sequence[dict[str, Any]], harmful: pd.Series,
                 overrides: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """Harmful, benign and unrated associations per generator model, grouped by provider (most harmful first)."""
+    """Harmful, benign and unrated associations per generator model, grouped by provider (most harmful first):
+    the provider ``overrides`` (the audit file's) give, else the one inferred from the name (``inferred``, and
+    the ``label`` says "(inferred)")."""
     groups: dict[str | None, list[dict[str, Any]]] = {}
     for model, keys in association_keys(per_model).items():
         rated = [bool(harmful[k]) for k in keys if k in harmful.index]
@@ -244,7 +261,10 @@ def by_provider(per_model: Sequence[dict[str, Any]], harmful: pd.Series,
     out = []
     for provider, models in groups.items():
         models.sort(key=lambda r: (-r["harmful"], r["model"]))
-        out.append({"provider": provider, "harmful": sum(r["harmful"] for r in models),
+        inferred = any(r["model"] not in (overrides or {}) for r in models)
+        out.append({"provider": provider, "inferred": inferred,
+                    "label": f"{provider} (inferred)" if inferred and provider else provider,
+                    "harmful": sum(r["harmful"] for r in models),
                     "benign": sum(r["benign"] for r in models), "models": models})
     return sorted(out, key=lambda g: (-g["harmful"], str(g["provider"])))
 
