@@ -54,11 +54,14 @@ def provider_table(summary: Mapping[str, Any]) -> pd.DataFrame:
         for m in group["models"]:
             rated = m["harmful"] + m["benign"]
             low, high = wilson_interval(m["harmful"], rated) if rated else (None, None)
-            rows.append({"provider": group["provider"] or NO_PROVIDER, "model": m["model"],
-                         "harmful": m["harmful"], "benign": m["benign"], "unrated (ours)": m["unrated"],
+            rows.append({"provider": group["provider"] or NO_PROVIDER,
+                         "provider from": "inferred from the name" if group.get("inferred", True) else "audit file",
+                         "model": m["model"], "harmful": m["harmful"], "benign": m["benign"],
+                         "unrated (ours)": m["unrated"],
                          "estimate": m["harmful"] / rated if rated else None, "ci_low": low, "ci_high": high,
                          "n": rated})
-    return pd.DataFrame(rows, columns=["provider", "model", "harmful", "benign", "unrated (ours)", "estimate",
+    return pd.DataFrame(rows, columns=["provider", "provider from", "model", "harmful", "benign", "unrated (ours)",
+                                       "estimate",
                                        "ci_low", "ci_high", "n"])
 
 
@@ -222,7 +225,8 @@ def _providers(out: Any, summary: Mapping[str, Any]) -> None:
         return
     out.add_figure(lambda: pf.provider_figure(table), f"{CITE}, figure 'Harmful and benign associations per "
                    "model': grouped by provider, sorted by harmful association count within each group; the "
-                   "provider is inferred from the model's name.")
+                   "provider is the audit file's where it names one, else inferred from the model's name "
+                   "(marked).")
     out.add_table(table, f"{CITE}: harmful and benign associations per model, grouped by provider (estimate: the "
                   "harmful share of the rated ones with a Wilson 95% interval, ours; n: rated associations).")
 

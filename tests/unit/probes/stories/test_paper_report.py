@@ -87,9 +87,18 @@ def _summary(with_humans: bool = True) -> dict[str, object]:
 
 def test_harmful_and_benign_per_model_grouped_by_provider():
     table = paper_report.provider_table(_summary())
-    assert list(table.columns) == ["provider", "model", "harmful", "benign", "unrated (ours)", "estimate", "ci_low",
-                                   "ci_high", "n"]
+    assert list(table.columns) == ["provider", "provider from", "model", "harmful", "benign", "unrated (ours)",
+                                   "estimate", "ci_low", "ci_high", "n"]
     assert list(table["provider"]) == ["OpenAI", "Alibaba", "Anthropic"]  # most harmful provider first
+    assert set(table["provider from"]) == {"inferred from the name"}  # no audit file named one
+
+
+def test_a_provider_the_audit_file_names_is_said_so():
+    summary = _summary()
+    summary["harm"]["by_provider"][0] = {**summary["harm"]["by_provider"][0], "inferred": False}
+    table = paper_report.provider_table(summary)
+    first = summary["harm"]["by_provider"][0]["provider"]
+    assert set(table.loc[table["provider"] == first, "provider from"]) == {"audit file"}
     rows = table.set_index("model")
     assert (rows.loc[A, "harmful"], rows.loc[A, "benign"]) == (10, 10)
     assert (rows.loc[QWEN, "harmful"], rows.loc[QWEN, "benign"]) == (1, 19)  # the judges-only harmful one, 25
