@@ -95,8 +95,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the contact section uses the exporter's tidy rows and report assembly",
     ("biasatlas.probes.contact.report", "biasatlas.report.disparity"):
         "the contact section uses the exporter's tidy rows and report assembly",
-    ("biasatlas.probes.contact.report", "biasatlas.report.headlines"):
-        "the contact section uses the exporter's tidy rows and report assembly",
     ("biasatlas.probes.contact.summary", "biasatlas.export.statistics"):
         "the summary builds its tidy statistics rows with the exporter's builders",
     ("biasatlas.probes.contact.summary", "biasatlas.export.tidy"):
@@ -131,8 +129,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the judge step of a run, of an audit file, of the CLI's options: above the readers",
     ("biasatlas.readers.step", "biasatlas.cli.options"):
         "the judge step of a run, of an audit file, of the CLI's options: above the readers",
-    ("biasatlas.report.plots", "biasatlas.report.headlines"):
-        "the figures label models with the overview's model_label",
     ("biasatlas.report.publish", "biasatlas.export.write"):
         "report files are written with the exporter's CSV writer",
 }
