@@ -8,7 +8,7 @@ Layers, highest first (see ``docs/architecture.md``, "Layers")::
     2 analysis    readers/, report/'s primitives, languages/ (the packs), stats/, parsing/, validity.py, terminal.py
     1 execution   backends/, runner.py, planning.py, progress.py
     0 foundation  store.py, store_sql.py, records.py, decodings.py, lock.py, display.py, datafiles.py,
-                  held_warnings.py, and the root's ``__version__``
+                  held_warnings.py, table_files.py, and the root's ``__version__``
 
 ``report/`` is split: its *primitives* render what they are given (a section, a table, a figure, a cell, a file)
 and a probe may use them; its *assembly* composes a study's report out of the probes (it loads them, reads
@@ -39,6 +39,7 @@ TOP = {
     "backends": EXECUTION, "runner": EXECUTION, "planning": EXECUTION, "progress": EXECUTION,
     "store": FOUNDATION, "store_sql": FOUNDATION, "records": FOUNDATION, "decodings": FOUNDATION,
     "lock": FOUNDATION, "display": FOUNDATION, "datafiles": FOUNDATION, "held_warnings": FOUNDATION,
+    "table_files": FOUNDATION,
 }
 
 #: report/'s primitives: they render what they are given; a probe may import them
@@ -101,8 +102,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the summary builds its tidy statistics rows with the exporter's builders",
     ("biasatlas.probes.contact.summary", "biasatlas.export.tidy_disparity"):
         "the summary builds its tidy statistics rows with the exporter's builders",
-    ("biasatlas.probes.debias.human_study", "biasatlas.export.write"):
-        "the human study's sheet is written with the exporter's CSV writer",
     ("biasatlas.probes.samaritan.disparity", "biasatlas.export.tidy_disparity"):
         "the disparity rows and block come from export/ and report/'s assembly",
     ("biasatlas.probes.samaritan.disparity", "biasatlas.report.disparity"):
@@ -117,8 +116,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the disparity rows and block come from export/ and report/'s assembly",
     ("biasatlas.probes.stories.disparity", "biasatlas.report.disparity"):
         "the disparity rows and block come from export/ and report/'s assembly",
-    ("biasatlas.readers.audit", "biasatlas.export.write"):
-        "the human reading audit reads the probes' outcomes and writes its sheet with the exporter",
     ("biasatlas.readers.audit", "biasatlas.probes"):
         "the human reading audit reads the probes' outcomes and writes its sheet with the exporter",
     ("biasatlas.readers.report", "biasatlas.probes"):
@@ -129,8 +126,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the judge step of a run, of an audit file, of the CLI's options: above the readers",
     ("biasatlas.readers.step", "biasatlas.cli.options"):
         "the judge step of a run, of an audit file, of the CLI's options: above the readers",
-    ("biasatlas.report.publish", "biasatlas.export.write"):
-        "report files are written with the exporter's CSV writer",
 }
 
 

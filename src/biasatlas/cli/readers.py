@@ -41,8 +41,8 @@ def sample_cmd(
     """Draw N answers stratified by probe x language x reader label (unreadable included), with the question,
     the answer and an empty human_label column to fill in. An existing --out is never replaced without --force
     (a filled labels file is hours of work)."""
-    from biasatlas.export.write import guide_path
     from biasatlas.readers.audit import sample, write_sample
+    from biasatlas.table_files import guide_path
 
     check_output_file(out, replace=force)
     check_output_file(guide_path(out), replace=force)
