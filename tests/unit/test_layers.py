@@ -3,7 +3,7 @@
 Layers, highest first (see ``docs/architecture.md``, "Layers")::
 
     5 interface   cli/, api.py, the package root (__init__.py)
-    4 workflows   audit/, batch/, export/, controls/, report/'s assembly
+    4 workflows   audit/, batch/, export/, controls/, reading_step.py, report/'s assembly
     3 probes      probes/
     2 analysis    readers/, report/'s primitives, languages/ (the packs), stats/, parsing/, validity.py, terminal.py
     1 execution   backends/, runner.py, planning.py, progress.py
@@ -32,7 +32,7 @@ NAMES = {INTERFACE: "interface", WORKFLOWS: "workflows", PROBES: "probes", ANALY
 #: the first name under ``biasatlas`` -> its layer (``report`` is split below)
 TOP = {
     "cli": INTERFACE, "api": INTERFACE,
-    "audit": WORKFLOWS, "batch": WORKFLOWS, "export": WORKFLOWS, "controls": WORKFLOWS,
+    "audit": WORKFLOWS, "batch": WORKFLOWS, "export": WORKFLOWS, "controls": WORKFLOWS, "reading_step": WORKFLOWS,
     "probes": PROBES,
     "readers": ANALYSIS, "languages": ANALYSIS, "stats": ANALYSIS, "parsing": ANALYSIS, "validity": ANALYSIS,
     "terminal": ANALYSIS,
@@ -120,12 +120,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the human reading audit reads the probes' outcomes and writes its sheet with the exporter",
     ("biasatlas.readers.report", "biasatlas.probes"):
         "the reading lines of a summary and report load the probes",
-    ("biasatlas.readers.step", "biasatlas.audit.models"):
-        "the judge step of a run, of an audit file, of the CLI's options: above the readers",
-    ("biasatlas.readers.step", "biasatlas.audit.spec"):
-        "the judge step of a run, of an audit file, of the CLI's options: above the readers",
-    ("biasatlas.readers.step", "biasatlas.cli.options"):
-        "the judge step of a run, of an audit file, of the CLI's options: above the readers",
 }
 
 
