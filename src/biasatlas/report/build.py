@@ -62,7 +62,7 @@ def _build(store: Store, study_dir: Path, out: Path | None, publish: bool) -> Pa
         sections.append(overview)
     checks = _validity_section(validity, titles, headlines)
     if checks is not None:
-        from biasatlas.readers.report import add_to_section  # issue 27: the reading, its agreement and human check
+        from biasatlas.report.reading import add_to_section  # issue 27: the reading, its agreement and human check
 
         add_to_section(checks, store)
         sections.append(checks)
