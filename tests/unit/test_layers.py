@@ -66,12 +66,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the packs' checker checks the packs against the probes' templates and placeholders",
     ("biasatlas.languages.check", "biasatlas.probes.samaritan.data"):
         "the packs' checker checks the packs against the probes' templates and placeholders",
-    ("biasatlas.languages.compare_samaritan", "biasatlas.probes.samaritan.analysis"):
-        "an across-language analysis of the Samaritan probe, not yet moved into it",
-    ("biasatlas.languages.compare_samaritan", "biasatlas.probes.samaritan.data"):
-        "an across-language analysis of the Samaritan probe, not yet moved into it",
-    ("biasatlas.languages.coverage", "biasatlas.probes"):
-        "the packs' coverage per probe loads the probes",
     ("biasatlas.languages.forms", "biasatlas.probes.contact.data"):
         "the packs' forms are checked against contact's templates",
     ("biasatlas.languages.review", "biasatlas.probes.contact.data"):
