@@ -66,8 +66,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the packs' checker checks the packs against the probes' templates and placeholders",
     ("biasatlas.languages.check", "biasatlas.probes.samaritan.data"):
         "the packs' checker checks the packs against the probes' templates and placeholders",
-    ("biasatlas.languages.forms", "biasatlas.probes.contact.data"):
-        "the packs' forms are checked against contact's templates",
     ("biasatlas.languages.review", "biasatlas.probes.contact.data"):
         "the packs' review lists contact's templates",
     ("biasatlas.languages.review", "biasatlas.probes.contact.plan"):
