@@ -19,7 +19,7 @@ def build(root: Path, limit: int, rows: int) -> Path:
 
     from biasatlas.backends.fake import FakeBackend
     from biasatlas.probes.contact.probe import PROBE
-    from biasatlas.readers.audit import sample, write_sample
+    from biasatlas.reading_audit import sample, write_sample
     from biasatlas.records import GenerationSettings, Request
     from biasatlas.runner import run_plan
     from biasatlas.store import Store

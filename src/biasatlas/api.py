@@ -55,7 +55,7 @@ def run(
     HTTP settings. The judge is checked before anything is asked. None: the study keeps the reading it recorded.
     """
     from biasatlas.audit.models import check_model
-    from biasatlas.readers.step import check_reader, judge_options, reader_problem, run_reading
+    from biasatlas.reading_step import check_reader, judge_options, reader_problem, run_reading
 
     problem = reader_problem(reader, judge_model) or check_reader(probe, reader)
     if problem:

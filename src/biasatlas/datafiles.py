@@ -8,6 +8,7 @@ hundred bytes is refused before anything is built from it; so is an alias to its
 from __future__ import annotations
 
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +118,7 @@ def load_yaml(path: str | Path) -> Any:
         raise DataFileError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from exc
     except ValueError as exc:
         raise DataFileError(str(exc)) from exc
+
+
+def data_root() -> Path:
+    return Path(str(resources.files("biasatlas") / "data"))

@@ -10,12 +10,12 @@ import pandas as pd
 
 from biasatlas.backends.fake import FakeBackend
 from biasatlas.export import export_study
-from biasatlas.export.write import write_table
 from biasatlas.probes.contact import probe as contact
 from biasatlas.records import GenerationSettings
 from biasatlas.report.publish import TableFile, write_files
 from biasatlas.runner import run_plan
 from biasatlas.store import Store
+from biasatlas.table_files import write_table
 
 HOSTILE = ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1", "fine", "a=b"]
 ESCAPED = ["'=HYPERLINK(\"http://x\",\"y\")", "'+1+1", "'-2+3", "'@SUM(A1)", "'\t=1", "'\r=1", "fine", "a=b"]

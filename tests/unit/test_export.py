@@ -16,7 +16,6 @@ from biasatlas.cli.main import app
 from biasatlas.export import ExportError, export_study
 from biasatlas.export.columns import ANSWER_CORE, ANSWER_TAIL, STATISTICS
 from biasatlas.export.schema import describe
-from biasatlas.export.write import plain_types
 from biasatlas.probes.leakage.data import lexicon
 from biasatlas.probes.leakage.plan import build_prompts as leakage_prompts
 from biasatlas.probes.samaritan.plan import build_prompts as samaritan_prompts
@@ -27,6 +26,7 @@ from biasatlas.probes.stories.seeds import load_seeds
 from biasatlas.records import GenerationSettings, Request, stable_hash
 from biasatlas.runner import run_plan
 from biasatlas.store import Store
+from biasatlas.table_files import plain_types
 
 runner = CliRunner()
 PROBES = ("contact", "samaritan", "stories", "leakage")
@@ -286,7 +286,7 @@ def test_an_empty_table_has_no_row_group(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     from biasatlas.export import _statistics_frame
-    from biasatlas.export.write import write_table
+    from biasatlas.table_files import write_table
 
     empty = _statistics_frame([])
     path = write_table(empty, tmp_path / "statistics_x.parquet", "parquet")

@@ -319,7 +319,7 @@ def _reader(audit: Audit, reader: Any, judge: Any) -> tuple[str | None, ModelEnt
     if isinstance(judge, dict) and "name" in judge:
         raise audit.error("judge_model.name", "the judge has no display name; valid: "
                           + ", ".join(k for k in MODEL_KEYS if k not in ("name", "provider")))
-    from biasatlas.readers.step import judge_notes, same_model
+    from biasatlas.reading_step import judge_notes, same_model
 
     entry = _model(audit, "judge_model", judge)
     # as `run --judge-model` says them: where an HTTP judge is asked, and a judge that is a model under test

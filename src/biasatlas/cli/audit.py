@@ -62,7 +62,7 @@ def audit(
         with hold_warnings() as held:  # the plan's warnings after the models pass: an error stays one line
             plan = plan_audit(file)
             infos, notes = check_models(plan.audit, strict=True)
-            from biasatlas.readers.step import check_judge
+            from biasatlas.reading_step import check_judge
 
             check_judge(plan.audit)  # a judge that cannot be used is found before anything is asked
     except AuditError as exc:
@@ -96,7 +96,7 @@ def _run(plan: Plan, study: Path, progress: bool | None) -> None:
                                                                                           strict=True)]
         result = run_cells(plan.cells, study, audit_file=plan.audit.path, progress=progress, on_cell=on_cell,
                            on_totals=print_totals, planned=planned)
-        from biasatlas.readers.step import audit_reading
+        from biasatlas.reading_step import audit_reading
 
         result.totals.extend(audit_reading(plan.audit, study, progress=progress, on_totals=print_totals))
     except (ProbeConfigError, BackendError, StoreError, StudyLockedError) as exc:

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
@@ -146,7 +146,7 @@ def check_judge_model(opts: RunOptions) -> None:
     if opts.reader not in ("judge", "both") or opts.judge is None:
         return
     from biasatlas.audit.models import check_model
-    from biasatlas.readers.step import judge_notes, same_model
+    from biasatlas.reading_step import judge_notes, same_model
 
     try:
         check_model(opts.judge)
@@ -177,7 +177,7 @@ def run_probe_command(name: str, opts: RunOptions, **specific: Any) -> list[RunT
                 raise ProbeConfigError("the plan is empty: nothing to ask (check the filters)")
             print_plan(probe.plan_summary(prompts, config))
             return []
-        from biasatlas.readers.step import check_reader, judge_step  # issue 27: the judge reader
+        from biasatlas.reading_step import check_reader  # issue 27: the judge reader
 
         problem = check_reader(name, opts.reader)
         if problem:
@@ -367,3 +367,13 @@ def execute(
     if totals.status == "stopped":
         finish([totals])
     return totals
+
+
+def judge_step(probe: str, opts: RunOptions, *, progress: bool = False,
+               on_totals: Callable[[RunTotals], None] | None = None) -> RunTotals | None:
+    """`biasatlas run`'s judge step: the judge is opened with its own options (``--judge-model`` and its
+    ``--judge-*`` server options), never the answering model's."""
+    from biasatlas.reading_step import run_reading
+
+    judge = opts.judge if opts.reader in ("judge", "both") else None
+    return run_reading(probe, opts.study, opts.reader, judge, progress=progress, on_totals=on_totals)

@@ -44,9 +44,9 @@ def sheet_cmd(
     """Draw N QA questions answered before and after debiasing, each with its two answers as A and B in a random
     order, and empty fluency / relevance columns for two annotators. Which answer is A is kept in the study (the
     key), not in the sheet. An existing --out is never replaced without --force (a rated sheet is hours of work)."""
-    from biasatlas.export.write import guide_path
     from biasatlas.lock import study_writer
     from biasatlas.probes.debias import human_study as hs
+    from biasatlas.table_files import guide_path
 
     check_output_file(out, replace=force)
     check_output_file(guide_path(out), replace=force)

@@ -29,7 +29,7 @@ def matrix_cmd(
     """Print which probe speaks which language, and how each language pack was written."""
     if ctx.invoked_subcommand is not None:
         return
-    from biasatlas.languages.coverage import PROBES, coverage
+    from biasatlas.probes.coverage import PROBES, coverage
 
     rows = coverage()
     if as_json:

@@ -102,8 +102,8 @@ def summary(
 def _summary(store: Store, as_json: bool, analysis: dict[str, Any]) -> None:
     from biasatlas import validity
     from biasatlas.probes import load_probe
-    from biasatlas.readers.report import add_reading, print_reading
     from biasatlas.report.build import study_probes
+    from biasatlas.report.reading import add_reading, print_reading
 
     result: dict[str, Any] = {}
     for name in study_probes(store):

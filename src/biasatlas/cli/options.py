@@ -215,7 +215,7 @@ def _judge(spec: str | None, values: dict[str, Any]) -> BackendOptions | None:
     ($OPENAI_BASE_URL, else OpenAI's), never at the answering model's --base-url; a server-less judge (local,
     GGUF, fake) takes no server option.
     """
-    from biasatlas.readers.step import over_http
+    from biasatlas.reading_step import over_http
 
     if spec is None:
         return None

@@ -41,8 +41,8 @@ def sample_cmd(
     """Draw N answers stratified by probe x language x reader label (unreadable included), with the question,
     the answer and an empty human_label column to fill in. An existing --out is never replaced without --force
     (a filled labels file is hours of work)."""
-    from biasatlas.export.write import guide_path
-    from biasatlas.readers.audit import sample, write_sample
+    from biasatlas.reading_audit import sample, write_sample
+    from biasatlas.table_files import guide_path
 
     check_output_file(out, replace=force)
     check_output_file(guide_path(out), replace=force)
@@ -73,8 +73,8 @@ def score_cmd(
     import pandas as pd
 
     from biasatlas.lock import study_writer
-    from biasatlas.readers.audit import AuditError, check_labels, file_digest, store_score
     from biasatlas.readers.scoring import score
+    from biasatlas.reading_audit import AuditError, check_labels, file_digest, store_score
 
     if not labels.is_file():
         fail(f"no labels file at {labels}")
@@ -109,7 +109,7 @@ def score_cmd(
 
 def _score_columns(name: str) -> bool:
     """The labels file's columns that ``readers score`` reads."""
-    from biasatlas.readers.audit import SCORED_COLUMNS
+    from biasatlas.reading_audit import SCORED_COLUMNS
 
     return name in SCORED_COLUMNS
 

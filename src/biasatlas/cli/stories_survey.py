@@ -46,7 +46,7 @@ def sheet_cmd(
     """Give each rater --per-rater of the study's significant associations in a seeded random order, with the
     group, the attribute value and the sentence raters see, and empty harm / realism columns. Every association
     gets a rater before any gets a second one. An existing --out is never replaced without --force."""
-    from biasatlas.export.write import guide_path
+    from biasatlas.table_files import guide_path
     from biasatlas.probes.stories import survey
 
     check_output_file(out, replace=force)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biasatlas.export.write import FORMATS
+from biasatlas.table_files import FORMATS
 
 __all__ = ["FORMATS", "ExportError", "ExportResult", "export_study"]
 
@@ -65,9 +65,9 @@ def export_study(
     from biasatlas.export.columns import PARSED_TYPES, TYPES
     from biasatlas.export.schema import schema_text
     from biasatlas.export.statistics import statistics_rows
-    from biasatlas.export.write import plain_types, write_table
     from biasatlas.probes import load_probe
     from biasatlas.report.build import study_probes
+    from biasatlas.table_files import plain_types, write_table
 
     if fmt not in FORMATS:
         raise ExportError(f"--format {fmt!r}: valid: {', '.join(FORMATS)}")

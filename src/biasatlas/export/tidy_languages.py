@@ -2,9 +2,10 @@
 `summary --json`).
 
 Two kinds of rows, from each summary's ``across_languages`` block (contact:
-:mod:`biasatlas.languages.compare`, Samaritan: :mod:`biasatlas.languages.compare_samaritan`): one per model x
-group x language with the group's effect in that language and its interval, and one per model x group with
-Cochran's Q test of whether that effect differs between languages.
+:mod:`biasatlas.probes.contact.across_languages`, Samaritan:
+:mod:`biasatlas.probes.samaritan.across_languages`): one per model x group x language with the group's effect
+in that language and its interval, and one per model x group with Cochran's Q test of whether that effect
+differs between languages.
 """
 
 from __future__ import annotations

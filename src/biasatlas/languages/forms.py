@@ -83,7 +83,7 @@ def _senses(path: Path) -> dict[str, Counter[tuple[str, str]]]:
 @cache
 def reference_senses() -> dict[str, tuple[str, str]]:
     """Per MMHB id, the (axis, sense) most of the shipped packs give it."""
-    from biasatlas.probes.contact.data import data_root
+    from biasatlas.datafiles import data_root
 
     votes: dict[str, Counter[tuple[str, str]]] = {}
     for path in sorted((data_root() / "languages").glob("*/descriptors.mmhb.tsv")):

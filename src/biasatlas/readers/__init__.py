@@ -5,7 +5,8 @@
   any model answer), its labels, and the reading recorded for a probe (rules, judge or both).
 - :mod:`~biasatlas.readers.merge`: the rules' outcomes with the judge's labels merged in, and a ``reader`` column.
 - :mod:`~biasatlas.readers.agreement`: rules-vs-judge agreement (Cohen's kappa with its CI) and the disagreements.
-- :mod:`~biasatlas.readers.audit`: the human reading audit (a stratified sample to label, its score).
+- :mod:`~biasatlas.reading_audit` (above the readers: it reads the probes' outcomes): the human reading audit (a
+  stratified sample to label, its score).
 
 Nothing here imports pandas, scipy or statsmodels at import time (the CLI starts without them).
 """

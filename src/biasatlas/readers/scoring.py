@@ -14,7 +14,7 @@ comes from a seeded permutation test (SciPy >= 1.15; an older SciPy gives the as
 The sample gives each probe x language x reader-label stratum an equal share, so its plain accuracy (the
 *sample accuracy*) over-represents the rare labels (unreadable, refusal), where the reader errs most. The
 *study-level* accuracy weights each stratum's accuracy by its share of the study's answers (``stratum_size``,
-:func:`biasatlas.readers.audit.check_labels`): sum_h W_h p_h, with the stratified variance
+:func:`biasatlas.reading_audit.check_labels`): sum_h W_h p_h, with the stratified variance
 sum_h W_h^2 p_h (1 - p_h) / n_h (1 - n_h / N_h) (finite-population corrected) and a Wilson 95% interval on
 the effective sample size p (1 - p) / variance (Korn and Graubard 1998; n itself where the variance is 0).
 """
@@ -139,7 +139,7 @@ def one_per_answer(checked: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]
 
 
 def score(checked: pd.DataFrame) -> dict[str, Any]:
-    """The audit's figures from :func:`biasatlas.readers.audit.check_labels`'s rows, each answer counted once
+    """The audit's figures from :func:`biasatlas.reading_audit.check_labels`'s rows, each answer counted once
     (:func:`one_per_answer`; what the file held beyond that is ``labels_file``)."""
     frame, held = one_per_answer(checked)
     frame = frame.copy()

@@ -10,11 +10,12 @@ from biasatlas.probes import PROBE_MODULES, load_probe
 from biasatlas.probes.base import Probe
 from biasatlas.report.answers import answers_frame
 from biasatlas.report.cache import build_cache
-from biasatlas.report.headlines import COLUMNS, headline, model_label
+from biasatlas.report.headlines import COLUMNS, headline
 from biasatlas.report.html import Section, write_report
 from biasatlas.report.metadata import references_section, runs_section, study_title
 from biasatlas.report.methods_doc import methods_block
 from biasatlas.report.overview import overview_section
+from biasatlas.report.table_data import model_label
 from biasatlas.store import Store
 
 
@@ -61,7 +62,7 @@ def _build(store: Store, study_dir: Path, out: Path | None, publish: bool) -> Pa
         sections.append(overview)
     checks = _validity_section(validity, titles, headlines)
     if checks is not None:
-        from biasatlas.readers.report import add_to_section  # issue 27: the reading, its agreement and human check
+        from biasatlas.report.reading import add_to_section  # issue 27: the reading, its agreement and human check
 
         add_to_section(checks, store)
         sections.append(checks)

@@ -15,18 +15,11 @@ from typing import Any
 import pandas as pd
 
 from biasatlas.report.cells import format_p
+from biasatlas.report.table_data import model_label
 
 COLUMNS = ["model", "language", "measure", "estimate", "ci_low", "ci_high", "test", "n", "p", "p_adj", "significant",
            "flags", "flag_notes", "family", "correction", "probability_effect", "scale", "seed", "samples", "mde",
            "mde_note", "text"]
-
-
-def model_label(frame: pd.DataFrame) -> pd.Series:
-    """The model as the answers table shows it; ``model (mode)`` where a model ran in several modes."""
-    if "mode" not in frame.columns:
-        return frame["model"].astype(str)
-    modes = frame.groupby("model")["mode"].transform("nunique")
-    return frame["model"].astype(str).where(modes <= 1, frame["model"].astype(str) + " (" + frame["mode"] + ")")
 
 
 #: the headline's text columns: a missing value stays None (pandas would make it NaN, and NaN prints "nan")

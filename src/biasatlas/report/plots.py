@@ -289,7 +289,7 @@ def disparity_forest(rows: Sequence[dict[str, Any]], family: str = "axis", *, dr
     keys = [k for k in ("model", "mode", "language", "temperature", family) if k in frame.columns
             and frame[k].notna().any()]
     if drill:
-        from biasatlas.report.headlines import model_label
+        from biasatlas.report.table_data import model_label
 
         frame = frame.assign(answers_model=model_label(frame))
     where = {"answers_model": "Model", "language": "Language", "group": "Group"} if drill else None

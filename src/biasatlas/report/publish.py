@@ -196,10 +196,10 @@ def write_files(directory: Path, numbered: list[tuple[str, TableFile | FigureFil
     for old in directory.iterdir():
         if old.is_file() and old.suffix in (".csv", ".tex", ".svg", ".pdf", ".bib"):
             old.unlink()
-    from biasatlas.export.write import to_csv
     from biasatlas.report.cells import file_cells
     from biasatlas.report.latex import label_for
     from biasatlas.report.table_data import split_estimates
+    from biasatlas.table_files import to_csv
 
     written: list[Path] = []
     for stem, item in numbered:

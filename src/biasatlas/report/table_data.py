@@ -124,3 +124,11 @@ def constant_columns(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     if not said:
         return frame, ""
     return frame.iloc[:, keep], "; ".join(said) + "."
+
+
+def model_label(frame: pd.DataFrame) -> pd.Series:
+    """The model as the answers table shows it; ``model (mode)`` where a model ran in several modes."""
+    if "mode" not in frame.columns:
+        return frame["model"].astype(str)
+    modes = frame.groupby("model")["mode"].transform("nunique")
+    return frame["model"].astype(str).where(modes <= 1, frame["model"].astype(str) + " (" + frame["mode"] + ")")

@@ -32,7 +32,7 @@ def judged(monkeypatch: pytest.MonkeyPatch) -> list[BackendOptions | None]:
     def capture(probe: str, study: Any, reader: Any, judge: BackendOptions | None, **_: Any) -> None:
         seen.append(judge)
 
-    monkeypatch.setattr("biasatlas.readers.step.run_reading", capture)
+    monkeypatch.setattr("biasatlas.reading_step.run_reading", capture)
     monkeypatch.setenv("JUDGE_KEY", "sk-judge-secret-value")
     return seen
 

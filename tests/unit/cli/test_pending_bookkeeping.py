@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from biasatlas.cli.pending import unfinished_runs
-from biasatlas.readers.audit import store_score
 from biasatlas.readers.judge import record_reading
+from biasatlas.reading_audit import store_score
 from biasatlas.store import Store
 
 

@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 
 from biasatlas.backends.fake import FakeBackend
 from biasatlas.cli.main import app
-from biasatlas.readers.report import add_to_section
 from biasatlas.records import Request
 from biasatlas.report.html import Section
+from biasatlas.report.reading import add_to_section
 from biasatlas.store import Store
 
 runner = CliRunner()

@@ -7,7 +7,7 @@ import pandas as pd
 
 from biasatlas.export.columns import STATISTICS
 from biasatlas.export.tidy import contact_rows
-from biasatlas.languages.compare import across_languages
+from biasatlas.probes.contact.across_languages import across_languages
 
 
 def _frame() -> pd.DataFrame:

@@ -8,7 +8,7 @@ import pandas as pd
 
 from biasatlas.export.columns import STATISTICS
 from biasatlas.export.tidy import samaritan_rows
-from biasatlas.languages.compare_samaritan import language_differences
+from biasatlas.probes.samaritan.across_languages import language_differences
 
 
 def _block() -> dict[str, object]:

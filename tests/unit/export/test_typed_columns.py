@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from biasatlas.export import _statistics_frame
-from biasatlas.export.write import plain_types, to_csv
+from biasatlas.table_files import plain_types, to_csv
 
 
 def test_statistics_settings_and_mde_are_numbers() -> None:

@@ -6,9 +6,9 @@ no-contact questions included; Samaritan: every category) answered by a null mod
 distinct stored answer drawn afresh, independent of group and framing, samples of a question correlated),
 analysed by the probes' own functions:
 
-* contact across languages (:func:`biasatlas.languages.compare.language_differences`), ``--samples`` 1 and 3,
-  one mode (generate) and two (choice and generate);
-* Samaritan across languages (:mod:`biasatlas.languages.compare_samaritan`) and the group-vs-control paired
+* contact across languages (:func:`biasatlas.probes.contact.across_languages.language_differences`),
+  ``--samples`` 1 and 3, one mode (generate) and two (choice and generate);
+* Samaritan across languages (:mod:`biasatlas.probes.samaritan.across_languages`) and the group-vs-control paired
   tests (:func:`biasatlas.probes.samaritan.analysis.compare_to_control`, uncorrected p), ``--samples`` 1
   (temperature 0) and 3 (temperature 1).
 
@@ -44,7 +44,7 @@ from null_plans import (
 
 def contact_rates(studies: int, alpha: float, samples: int, modes: int) -> dict[str, float]:
     """Across-language Q of the contact probe: rejection rate over every test, and per aligned set."""
-    from biasatlas.languages.compare import language_differences
+    from biasatlas.probes.contact.across_languages import language_differences
 
     plan = contact_plan(LANGUAGES, samples, modes)
     p: list[pd.DataFrame] = []
@@ -67,7 +67,7 @@ PARTNERS = {**{lang: MMHB[(i + 1) % len(MMHB)] for i, lang in enumerate(MMHB)}, 
 
 def contact_pair_rates(studies: int, alpha: float, samples: int, modes: int) -> dict[str, float]:
     """Across-language Q of the contact probe in two-language studies: each language with its partner."""
-    from biasatlas.languages.compare import language_differences
+    from biasatlas.probes.contact.across_languages import language_differences
 
     out = {}
     for language, partner in PARTNERS.items():
@@ -80,7 +80,7 @@ def contact_pair_rates(studies: int, alpha: float, samples: int, modes: int) -> 
 
 def samaritan_rates(studies: int, alpha: float, samples: int) -> tuple[dict[str, float], dict[str, float]]:
     """Samaritan: Q rate over its tests, and the group-vs-control rate per language."""
-    from biasatlas.languages.compare_samaritan import language_differences, language_effects
+    from biasatlas.probes.samaritan.across_languages import language_differences, language_effects
     from biasatlas.probes.samaritan.analysis import compare_to_control
 
     plan = samaritan_plan(LANGUAGES, samples)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biasatlas.languages.compare import (
+from biasatlas.probes.contact.across_languages import (
     METHOD,
     across_languages,
     effects_by_language,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from biasatlas.languages.compare_samaritan import (
+from biasatlas.probes.samaritan.across_languages import (
     METHOD,
     MIN_PAIRS,
     across_languages,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from biasatlas.datafiles import data_root
 from biasatlas.languages.check import check_pack
 from biasatlas.languages.forms import misfiled, read_form_fixes
-from biasatlas.probes.contact.data import data_root, descriptors_for, mmhb_descriptors
+from biasatlas.probes.contact.data import descriptors_for, mmhb_descriptors
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_check import _write

@@ -38,7 +38,7 @@ def _within(rejected: int, tests: int, studies: int) -> tuple[float, float, floa
 
 @pytest.mark.slow
 def test_contact_across_languages_holds_its_level_on_the_real_plans() -> None:
-    from biasatlas.languages.compare import language_differences
+    from biasatlas.probes.contact.across_languages import language_differences
 
     plan = contact_plan(CONTACT_LANGUAGES, samples=3, modes=2)
     frame = plan.frame
@@ -60,7 +60,7 @@ def test_contact_across_languages_holds_its_level_on_the_real_plans() -> None:
 
 @pytest.mark.slow
 def test_samaritan_tests_hold_their_level_on_the_real_plans() -> None:
-    from biasatlas.languages.compare_samaritan import language_differences, language_effects
+    from biasatlas.probes.samaritan.across_languages import language_differences, language_effects
     from biasatlas.probes.samaritan.analysis import compare_to_control
 
     plan = samaritan_plan(SAMARITAN_LANGUAGES, samples=3)
@@ -78,7 +78,7 @@ def test_samaritan_tests_hold_their_level_on_the_real_plans() -> None:
 
 
 def test_a_planted_contact_effect_in_one_language_is_found_on_the_real_plan() -> None:
-    from biasatlas.languages.compare import language_differences
+    from biasatlas.probes.contact.across_languages import language_differences
 
     plan = contact_plan(CONTACT_LANGUAGES, samples=1, modes=1)
     group = str(plan.frame["descriptor"].iloc[0])
@@ -89,7 +89,7 @@ def test_a_planted_contact_effect_in_one_language_is_found_on_the_real_plan() ->
 
 
 def test_a_planted_samaritan_gap_in_one_language_is_found_on_the_real_plan() -> None:
-    from biasatlas.languages.compare_samaritan import language_differences, language_effects
+    from biasatlas.probes.samaritan.across_languages import language_differences, language_effects
 
     plan = samaritan_plan(("fr", "zh"), samples=1)
     frame = samaritan_study(plan, 2, plan.planted("group", "female", "zh"), shift=-8.0)

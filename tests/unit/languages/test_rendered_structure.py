@@ -15,8 +15,9 @@ from functools import cache
 
 import pytest
 
+from biasatlas.datafiles import data_root
 from biasatlas.languages.forms import read_form_fixes
-from biasatlas.probes.contact.data import data_root, descriptors_for
+from biasatlas.probes.contact.data import descriptors_for
 from biasatlas.probes.contact.plan import ContactConfig, build_prompts
 from biasatlas.records import Prompt
 

@@ -6,7 +6,7 @@ import pytest
 
 from biasatlas.backends.fake import FakeBackend
 from biasatlas.probes.contact.probe import PROBE
-from biasatlas.readers.audit import allocate, read_answers, sample, validity_lines
+from biasatlas.reading_audit import allocate, read_answers, sample, validity_lines
 from biasatlas.records import GenerationSettings, Request
 from biasatlas.runner import run_plan
 from biasatlas.store import Store
@@ -63,7 +63,7 @@ def test_a_large_labels_file_is_checked_column_wise(study: Store, monkeypatch: p
 
     import pandas as pd
 
-    from biasatlas.readers import audit
+    from biasatlas import reading_audit as audit
 
     drawn = sample(study, 40, seed=1)
     drawn = drawn.assign(human_label=drawn["reader_label"], sample_index=drawn["sample_index"].astype(int))
@@ -86,7 +86,7 @@ def test_a_large_labels_file_is_checked_column_wise(study: Store, monkeypatch: p
 
 
 def test_the_first_problems_are_named_by_line_in_file_order(study: Store) -> None:
-    from biasatlas.readers.audit import AuditError, check_labels
+    from biasatlas.reading_audit import AuditError, check_labels
 
     drawn = sample(study, 8, seed=1).astype({"sample_index": int})
     rows = drawn.assign(human_label=drawn["reader_label"], sample_id=drawn["sample_id"].astype(str))

@@ -60,8 +60,8 @@ def test_an_unusable_reply_is_unreadable_under_the_judge_and_counted(tmp_path: P
 
 def test_the_judge_step_warns_of_unusable_replies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from biasatlas import reading_step as step
     from biasatlas.backends.options import BackendOptions
-    from biasatlas.readers import step
 
     study = _study(tmp_path)
     monkeypatch.setattr(BackendOptions, "open", lambda self: TextJudge(lambda r: "Je ne sais pas.", name="judge"))

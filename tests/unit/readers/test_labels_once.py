@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from biasatlas.backends.fake import FakeBackend
 from biasatlas.probes.contact.probe import PROBE
-from biasatlas.readers.audit import AuditError, check_labels, sample
 from biasatlas.readers.scoring import score
+from biasatlas.reading_audit import AuditError, check_labels, sample
 from biasatlas.records import GenerationSettings, Request
 from biasatlas.runner import run_plan
 from biasatlas.store import Store

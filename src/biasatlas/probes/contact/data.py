@@ -12,11 +12,10 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from biasatlas.datafiles import DataFileError, load_yaml
+from biasatlas.datafiles import DataFileError, data_root, load_yaml
 from biasatlas.languages.mmhb import Form, MMHBEntry, read_mmhb
 from biasatlas.languages.particles import PARTICLE, particle_for
 
@@ -39,10 +38,6 @@ SLOT = re.compile(r"\{group:(\w+)\}")
 
 class ContactDataError(DataFileError):
     """A template or descriptor file is malformed; the message names the file and the place."""
-
-
-def data_root() -> Path:
-    return Path(str(resources.files("biasatlas") / "data"))
 
 
 # ---- descriptors ----------------------------------------------------------------------------

@@ -17,9 +17,9 @@ from biasatlas.probes.contact.report_figures import (  # the static figures (SVG
     probability_by_contact,
 )
 from biasatlas.report.compare import estimate_cell, side_by_side
-from biasatlas.report.headlines import model_label
 from biasatlas.report.html import Section
 from biasatlas.report.publish import column_label
+from biasatlas.report.table_data import model_label
 
 METHODS = (
     "Each prompt set asks the same question under no contact, positive contact and negative contact "

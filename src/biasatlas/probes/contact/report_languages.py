@@ -1,6 +1,6 @@
 """The report's "Across languages" section: each group's contact effect in every language, side by side.
 
-Shown when a study's contact answers are in two or more languages (:mod:`biasatlas.languages.compare`
+Shown when a study's contact answers are in two or more languages (:mod:`biasatlas.probes.contact.across_languages`
 computes the numbers; the summary and the export show the same ones).
 """
 
@@ -33,7 +33,7 @@ TEXT = (
 def section(out: pd.DataFrame, alpha: float = 0.05, block: dict[str, Any] | None = None) -> Section | None:
     """The section, or None when the answers are in one language (or no group is in two); ``block``: the
     summary's ``across_languages`` where the caller has it (the same numbers, not computed again)."""
-    from biasatlas.languages.compare import across_languages
+    from biasatlas.probes.contact.across_languages import across_languages
 
     if "descriptor" not in out.columns or out["language"].nunique() < 2:
         return None

@@ -79,7 +79,7 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
     summary["analysis"] = {"alpha": alpha, "correction": correction}
     summary["answer_quality"] = ca.records(answer_quality(out))
     if "descriptor" in out.columns and out["language"].nunique() > 1:
-        from biasatlas.languages.compare import across_languages
+        from biasatlas.probes.contact.across_languages import across_languages
 
         # each group's effect in every language, and whether it differs (issue 29); None: one language
         summary["across_languages"] = across_languages(out, alpha)

@@ -144,7 +144,7 @@ def draw(pairs: pd.DataFrame, comparison: dict[str, Any], n: int, seed: int = 0)
 
 def write_sheet(sheet: pd.DataFrame, path: Any) -> Any:
     """The sheet as CSV (UTF-8, spreadsheet-safe) and its guide beside it; the guide's path."""
-    from biasatlas.export.write import to_csv_with_guide
+    from biasatlas.table_files import to_csv_with_guide
 
     return to_csv_with_guide(sheet, path, GUIDE.format(csv=path.name))
 

@@ -141,7 +141,7 @@ METHODS = (
 
 def answers_models(variants: Sequence[str]) -> dict[str, str]:
     """Each variant ('model [method/mode]') as the answers table names its model: 'model (mode)' where a
-    model answered in several modes (as ``report.headlines.model_label`` does), else the model."""
+    model answered in several modes (as ``report.table_data.model_label`` does), else the model."""
     parts = {v: (v.rsplit(" [", 1)[0], v.rsplit("/", 1)[-1].rstrip("]") if "/" in v else "choice")
              for v in variants if " [" in v}
     modes: dict[str, set[str]] = {}

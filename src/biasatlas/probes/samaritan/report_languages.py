@@ -1,6 +1,6 @@
 """The Samaritan probe "Across languages": each group's gap from the control in every language, side by side.
 
-Shown when a study's Samaritan ratings are in two or more languages (:mod:`biasatlas.languages.compare_samaritan`
+Shown when a study's Samaritan ratings are in two or more languages (:mod:`biasatlas.probes.samaritan.across_languages`
 computes the numbers; the summary, this section and the export show the same ones).
 """
 
@@ -69,7 +69,7 @@ def print_across_languages(summary: dict[str, Any], console: Any) -> None:
 
 def section(out: pd.DataFrame, alpha: float) -> Section | None:
     """The report section, or None when the ratings are in one language (or no group is in two)."""
-    from biasatlas.languages.compare_samaritan import across_languages
+    from biasatlas.probes.samaritan.across_languages import across_languages
 
     block = across_languages(out, alpha)
     if not block or not block["tests"]:

@@ -154,7 +154,7 @@ def summarise(
         table = tables.get(name, pd.DataFrame())
         summary[name] = _records(table) if not table.empty else []
     if not frame.empty and frame.loc[frame["rating"].notna(), "language"].nunique() > 1:
-        from biasatlas.languages.compare_samaritan import across_languages
+        from biasatlas.probes.samaritan.across_languages import across_languages
 
         # each group's gap from the control in every language, and whether it differs (issue 29); None: one language
         summary["across_languages"] = across_languages(frame, settings["alpha"])

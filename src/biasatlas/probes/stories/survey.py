@@ -185,7 +185,7 @@ def draw(items: pd.DataFrame, per_rater: int = PER_RATER, raters: int | None = N
 
 def write_sheet(sheet: pd.DataFrame, path: Path, info: dict[str, Any]) -> Path:
     """The sheet as CSV (UTF-8, spreadsheet-safe) and its guide beside it; the guide's path."""
-    from biasatlas.export.write import to_csv_with_guide
+    from biasatlas.table_files import to_csv_with_guide
 
     first = str(sheet["rater"].iloc[0]) if len(sheet) else "R01"
     return to_csv_with_guide(sheet, path, GUIDE.format(csv=path.name, first=first, raters=info["raters"],

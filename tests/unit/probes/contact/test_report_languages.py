@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from biasatlas.languages.compare import language_differences
+from biasatlas.probes.contact.across_languages import language_differences
 from biasatlas.probes.contact.report_languages import _shown, _tests_table, section
 
 

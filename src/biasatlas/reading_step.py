@@ -13,7 +13,6 @@ from biasatlas.readers import JUDGED_PROBES, READERS
 if TYPE_CHECKING:
     from biasatlas.audit.spec import Audit
     from biasatlas.backends.options import BackendOptions
-    from biasatlas.cli.options import RunOptions
     from biasatlas.runner import RunTotals
 
 
@@ -68,14 +67,6 @@ def run_reading(probe: str, study: str | Path, reader: str | None, judge: Backen
     if on_totals is not None:
         on_totals(totals)
     return totals
-
-
-def judge_step(probe: str, opts: RunOptions, *, progress: bool = False,
-               on_totals: Callable[[RunTotals], None] | None = None) -> RunTotals | None:
-    """`biasatlas run`'s judge step: the judge is opened with its own options (``--judge-model`` and its
-    ``--judge-*`` server options), never the answering model's."""
-    judge = opts.judge if opts.reader in ("judge", "both") else None
-    return run_reading(probe, opts.study, opts.reader, judge, progress=progress, on_totals=on_totals)
 
 
 def over_http(spec: str) -> bool:

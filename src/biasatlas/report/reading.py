@@ -37,7 +37,7 @@ def add_to_section(section: Section, store: Store) -> None:
     """The report's validity section: per probe the reading line, the disagreements, and the human check."""
     from biasatlas.probes import load_probe
     from biasatlas.readers.agreement import agreement, disagreements, reading_line
-    from biasatlas.readers.audit import validity_lines
+    from biasatlas.reading_audit import validity_lines
 
     present = {r[0] for r in store.conn.execute("SELECT DISTINCT probe FROM prompts").fetchall()}
     for name in JUDGED_PROBES:

@@ -139,7 +139,7 @@ def sample(store: Store, n: int, seed: int = 0) -> pd.DataFrame:
 
 def write_sample(frame: pd.DataFrame, path: Path) -> Path:
     """The sample as CSV (spreadsheet-safe) and its labelling guide beside it (``PATH.md``); the guide's path."""
-    from biasatlas.export.write import to_csv_with_guide
+    from biasatlas.table_files import to_csv_with_guide
 
     return to_csv_with_guide(frame, path, GUIDE.format(csv=path.name))
 
