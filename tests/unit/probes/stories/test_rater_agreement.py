@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biasatlas.probes.stories import rater_agreement
+from biasatlas.probes.stories import harm, harm_analyses, paper_raters, paper_report, rater_agreement
 
 KEYS = [f"age=a{i} -> education=e{i}" for i in range(100)] + [f"gender=g{i} -> income=n{i}" for i in range(100, 200)]
 H1, H2, H3 = "human:R01@s1", "human:R02@s1", "human:R03@s1"
@@ -84,3 +84,54 @@ def test_the_audit_file_provider_moves_a_judge():
     rows = rater_agreement.provider_gap(_judges(), _humans(), {OVER: "Acme"})
     providers = {(r["provider"], r["inferred"]) for r in rows}
     assert ("Acme", False) in providers and not any(p == "OpenAI" for p, _ in providers)
+
+
+def _summary() -> dict:
+    llm, human = _judges(), _humans()
+    block = {"human_ratings": len(human), "alignment": harm.alignment(llm, human),
+             **harm_analyses.analyses(llm, human)}
+    return {"harm": block}
+
+
+def test_the_section_tables_of_raters_and_of_the_gap_per_provider():
+    summary = _summary()
+    assert {"rater_agreement", "gap_by_provider"} <= set(summary["harm"])
+    matrix, shown, humans = paper_raters.rater_kappa_matrix(summary)
+    assert (shown, humans) == (3, 3) and list(matrix.index) == [GOOD, OVER, RANDOM, H1, H2, H3]
+    assert matrix.loc[H1, H2] == pytest.approx(1.0) and np.isnan(matrix.loc[H1, H3])
+    table = paper_raters.provider_gap_table(summary).set_index(["attribute", "provider"])
+    assert table.loc[("gender", "OpenAI (inferred)"), "estimate"] == pytest.approx(2.0)
+    assert table.loc[("income", "OpenAI (inferred)"), "estimate"] == pytest.approx(2.0)  # the same associations
+    assert table.loc[("gender", "Anthropic (inferred)"), "estimate"] == pytest.approx(0.0)
+    pairs = paper_raters.rater_pair_table(summary)
+    assert set(pairs.loc[pairs["why empty"] != "", "rater B"]) == {H3}
+    text = "\n".join(paper_report.section(summary).blocks)
+    assert "humans as individual raters" in text and "per attribute for each judge provider" in text
+    assert "does not hold" not in text and "labelled &#x27;humans&#x27;" in text
+
+
+class _Out:
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def add_text(self, text: str) -> None:
+        self.texts.append(text)
+
+    def add_figure(self, figure, caption: str = "") -> None:
+        self.texts.append(caption)
+
+    def add_table(self, frame, caption: str = "") -> None:
+        self.texts.append(caption)
+
+
+def test_beyond_forty_raters_the_heatmap_keeps_the_judges_and_the_most_active_humans():
+    rows = [{"association": k, "rater": f"human:R{r:02d}", "harm": 1 + (i + r) % 5, "realism": "yes"}
+            for r in range(45) for i, k in enumerate(KEYS[: 10 + r])]
+    human = pd.DataFrame(rows)
+    summary = {"harm": {"rater_agreement": rater_agreement.rater_matrix(_judges(), human)}}
+    matrix, shown, humans = paper_raters.rater_kappa_matrix(summary)
+    assert len(matrix) == paper_raters.MAX_RATERS and (shown, humans) == (37, 45)
+    assert "human:R44" in matrix.index and "human:R00" not in matrix.index  # the most associations first
+    out = _Out()
+    paper_raters.add_rater_heatmap(out, summary, "cite")
+    assert "37 of 45 human raters" in out.texts[0]
