@@ -272,14 +272,22 @@ def by_provider(per_model: Sequence[dict[str, Any]], harmful: pd.Series,
 def analyses(llm: pd.DataFrame, human: pd.DataFrame, per_model: Sequence[dict[str, Any]] | None = None,
              providers: dict[str, str] | None = None) -> dict[str, Any]:
     """All of the above that the data allows, as the summary's harm block keys."""
+    from biasatlas.probes.stories import rater_agreement  # (it imports this module)
+
     out: dict[str, Any] = {"labels": labels(llm, human)}
+    matrix = rater_agreement.rater_matrix(llm, human)
+    if matrix:
+        out["rater_agreement"] = matrix
+    gap = rater_agreement.provider_gap(llm, human, providers)
+    if gap:
+        out["gap_by_provider"] = gap
     for key, value in (("top_score", top_score(llm, human)), ("agreement_within", agreement_within(llm, human)),
                        ("realism", realism(llm, human))):
         if value:
             out[key] = value
     if per_model:
-        gap = self_judgment(llm, per_model)
-        if gap:
-            out["self_judgment"] = gap
+        own = self_judgment(llm, per_model)
+        if own:
+            out["self_judgment"] = own
         out["by_provider"] = by_provider(per_model, label_series(llm, human), providers)
     return out

@@ -138,3 +138,48 @@ def shift_figure(table: pd.DataFrame) -> Any:
     ax.set_xlabel("harmful associations: native language − other languages (mean)")
     fig.tight_layout()
     return fig
+
+
+def kappa_heatmap_figure(matrix: pd.DataFrame, humans: set[str]) -> Any:
+    """Pairwise weighted kappa (-1 to 1) between every rater shown; human raters' labels in blue, empty cells
+    blank; values written in the cells while the matrix is small."""
+    plt = _plt()
+    values = matrix.to_numpy(dtype=float)
+    size = len(matrix)
+    fig, ax = plt.subplots(figsize=(2.0 + 0.35 * size, 1.5 + 0.35 * size))
+    im = ax.imshow(np.ma.masked_invalid(values), vmin=-1, vmax=1, cmap="RdBu_r")
+    ax.set_xticks(range(size), matrix.columns, rotation=60, ha="right", fontsize=6)
+    ax.set_yticks(range(size), matrix.index, fontsize=6)
+    for ticks in (ax.get_xticklabels(), ax.get_yticklabels()):
+        for tick in ticks:
+            if tick.get_text() in humans:
+                tick.set_color("#2874a6")
+    if size <= 15:
+        for i, j in np.ndindex(values.shape):
+            if not np.isnan(values[i, j]):
+                ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=6,
+                        color="w" if abs(values[i, j]) > 0.6 else "black")
+    fig.colorbar(im, ax=ax, fraction=0.046, label="quadratic-weighted Cohen's kappa")
+    fig.tight_layout()
+    return fig
+
+
+def provider_gap_figure(table: pd.DataFrame) -> Any:
+    """Mean LLM − human harm per attribute, one dodged point with its interval per provider."""
+    plt = _plt()
+    attributes = sorted(table["attribute"].unique())
+    providers = list(dict.fromkeys(table["provider"]))
+    fig, ax = plt.subplots(figsize=(6.5, 0.45 * len(attributes) + 1.8))
+    width = 0.7 / max(len(providers), 1)
+    colors = plt.get_cmap("tab10")
+    for k, provider in enumerate(providers):
+        rows = table[table["provider"] == provider].set_index("attribute").reindex(attributes)
+        y = np.arange(len(attributes)) - 0.35 + width * (k + 0.5)
+        ax.errorbar(rows["estimate"].astype(float), y, xerr=_errors(rows), fmt="o", ms=4, capsize=2,
+                    color=colors(k % 10), label=str(provider))
+    ax.set_yticks(np.arange(len(attributes)), attributes, fontsize=8)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_xlabel("LLM − human harm (1-5 scale)")
+    ax.legend(fontsize=7, title="judge provider", title_fontsize=7)
+    fig.tight_layout()
+    return fig

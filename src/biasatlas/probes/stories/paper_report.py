@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from biasatlas.probes.stories import paper_figures as pf
+from biasatlas.probes.stories import paper_raters as pr
 from biasatlas.probes.stories.harm_analyses import provider_of
 from biasatlas.stats.proportions import wilson_interval
 
@@ -244,9 +245,9 @@ def _gap(out: Any, summary: Mapping[str, Any], has_humans: bool) -> None:
                    "LLMs rate it less harmful than humans); bars are t 95% intervals (ours); the dashed line is the "
                    "mean delta.")
     out.add_table(table, f"{CITE}: LLM − human harm per attribute, all judges pooled (an association counts under "
-                  "both of its attributes; n: associations). The paper shows it is consistent across providers; "
-                  "a gap per provider needs each judge's mean harm per association, which the summary does not "
-                  "hold.")
+                  "both of its attributes; n: associations). The paper shows it is consistent across providers: "
+                  "per provider below.")
+    pr.add_provider_gap(out, summary, CITE)
 
 
 def _agreement(out: Any, summary: Mapping[str, Any]) -> None:
@@ -254,9 +255,11 @@ def _agreement(out: Any, summary: Mapping[str, Any]) -> None:
     if len(matrix) >= 2:
         out.add_figure(lambda: pf.heatmap_figure(matrix), f"{CITE}, heatmap of the pairwise agreement between the "
                        "LLM evaluators and the human panel: share of shared associations both label alike "
-                       "(harmful vs benign); the humans enter as one panel (their median per association).")
+                       "(harmful vs benign); the humans enter as one panel (their median per association), "
+                       "labelled 'humans'.")
     else:
         out.add_text("Agreement heatmap: needs at least two raters (two judges, or a judge and human ratings).")
+    pr.add_rater_heatmap(out, summary, CITE)
     table = agreement_table(summary)
     if table.empty:
         out.add_text("Agreement between and within rater groups: needs at least two raters who share three or "
@@ -357,7 +360,8 @@ def summary_from(store: Any, glob: Any, per: Any | None) -> dict[str, Any]:
         labels = harm_labels_for(store)
         if len(labels):
             out["per_language"]["specificity"] = stories_harm.language_specificity(per.associations, labels)
-    harm = stories_harm.summarise_harm(store, out["per_model"])
+    providers = stories_harm.harm_analyses.audit_providers(store.conn)  # the audit file's, over the inferred
+    harm = stories_harm.summarise_harm(store, out["per_model"], providers)
     if harm:
         out["harm"] = harm
     return out

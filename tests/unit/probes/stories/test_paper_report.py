@@ -189,7 +189,8 @@ def test_section_renders_with_human_ratings(tmp_path):
     section = paper_report.section(_summary())
     assert section.title == "Stories: as in Le Jeune et al., 2025"
     text = _texts(section)
-    assert text.count("<figure>") == 7  # providers, gap, heatmap, top score, reach, exclusive, shift
+    assert text.count("<figure>") == 9  # providers, gap (pooled, per provider), heatmaps (panel, raters), top
+    # score, reach, exclusive, shift
     assert ": needs" not in text
     assert "Le Jeune et al., 2025" in text
     assert not re.search(r"#\d|\.py\b|src/|issue", text)  # no issue numbers, no file paths
