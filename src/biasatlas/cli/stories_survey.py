@@ -46,8 +46,8 @@ def sheet_cmd(
     """Give each rater --per-rater of the study's significant associations in a seeded random order, with the
     group, the attribute value and the sentence raters see, and empty harm / realism columns. Every association
     gets a rater before any gets a second one. An existing --out is never replaced without --force."""
-    from biasatlas.table_files import guide_path
     from biasatlas.probes.stories import survey
+    from biasatlas.table_files import guide_path
 
     check_output_file(out, replace=force)
     check_output_file(guide_path(out), replace=force)

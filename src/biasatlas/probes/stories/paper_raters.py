@@ -44,7 +44,7 @@ def rater_pair_table(summary: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def provider_gap_table(summary: Mapping[str, Any]) -> pd.DataFrame:
-    """Mean (judge harm − human median harm) per attribute and judge provider, t 95% interval, n."""
+    """Mean (judge harm − human mean harm) per attribute and judge provider, t 95% interval, n."""
     rows = []
     for r in summary.get("harm", {}).get("gap_by_provider", []):
         low, high = (r.get("ci95") or [None, None])[:2]
@@ -86,7 +86,7 @@ def add_provider_gap(out: Any, summary: Mapping[str, Any], cite: str) -> None:
         return
     out.add_figure(lambda: pf.provider_gap_figure(table), f"{cite}: LLM − human harm per attribute for each "
                    "judge provider (the paper: the gap is consistent across providers); points are the mean over "
-                   "associations of the provider's judge harm minus the human median, bars t 95% intervals (ours).")
+                   "associations of the provider's judge harm minus the human mean, bars t 95% intervals (ours).")
     out.add_table(table, f"{cite}: LLM − human harm per attribute and judge provider: the mean over the "
                   "associations both rated of the provider's judges' mean harm minus the humans' median harm, with a "
                   "t 95% interval (ours; n: associations; an association counts under both of its attributes; "

@@ -74,13 +74,14 @@ def _t(d: np.ndarray, lx: np.ndarray, hx: np.ndarray) -> list[float] | None:
 def provider_gap(llm: pd.DataFrame, human: pd.DataFrame,
                  overrides: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Per judge provider (the audit file's where ``overrides`` names one, else inferred from the name) and
-    attribute: the mean over the associations rated by both of (the provider's judge harm − the human median
-    harm), with a t 95% interval and n. The provider's judge harm of an association is the mean over its
-    judges of each judge's mean over samples; an association counts under both of its attributes."""
+    attribute: the mean over the associations rated by both of (the provider's judge harm − the human mean
+    harm, as the paper and the pooled gap), with a t 95% interval and n. The provider's judge harm of an
+    association is the mean over its judges of each judge's mean over samples; an association counts under both
+    of its attributes."""
     llm, human = ha._rated(llm), ha._rated(human)
     if llm.empty or human.empty:
         return []
-    h_med = human.groupby("association")["harm"].median()
+    h_med = human.groupby("association")["harm"].mean()
     per_judge = llm.groupby(["rater", "association"])["harm"].mean().reset_index()
     per_judge["provider"] = [ha.provider_of(str(r), overrides) for r in per_judge["rater"]]
     per_judge["inferred"] = [str(r) not in (overrides or {}) for r in per_judge["rater"]]
