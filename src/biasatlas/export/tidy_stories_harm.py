@@ -117,6 +117,28 @@ def _providers(groups: list[dict[str, Any]]) -> list[Row]:
     return rows
 
 
+def _rater_pairs(block: dict[str, Any]) -> list[Row]:
+    kinds = {r["rater"]: r["kind"] for r in block.get("raters", [])}
+    return [{"source": "harm rater pair", "rated_by": f"{kinds.get(p['a'])} × {kinds.get(p['b'])}",
+             "comparison": f"{p['a']} vs {p['b']}", "estimate": p.get("kappa"),
+             "estimand": "quadratic-weighted Cohen's kappa of the pair" + (f" (none: {p['reason']})"
+                                                                          if p.get("reason") else ""),
+             "n": p["n"], "n_unit": "associations both rated"} for p in block.get("pairs", [])]
+
+
+def _provider_gaps(rows_in: list[dict[str, Any]]) -> list[Row]:
+    rows = []
+    for g in rows_in:
+        low, high = g.get("ci95") or [None, None]
+        where = "inferred from the judges' names" if g.get("inferred") else "from the audit file"
+        rows.append({"source": "harm gap by provider", "provider": g["provider"], "attribute": g["attribute"],
+                     "rated_by": "judges − humans", "estimate": g["mean_difference"],
+                     "estimand": f"mean of the provider's judge harm minus the human mean harm (provider {where})",
+                     "ci_low": low, "ci_high": high, "ci_method": None if low is None else "t", "ci_level": 0.95,
+                     "n": g["n"], "n_unit": "associations rated by the provider's judges and humans"})
+    return rows
+
+
 def harm_rows(harm: dict[str, Any], alpha: float, flags: Any) -> list[Row]:
     """The rows of the harm block (``flags``: tidy_other.flag_columns, passed in to avoid an import cycle)."""
     if not harm:
@@ -128,5 +150,7 @@ def harm_rows(harm: dict[str, Any], alpha: float, flags: Any) -> list[Row]:
     rows += _self_judgment(harm.get("self_judgment") or [], flags, alpha)
     rows += _realism(harm.get("realism") or {}, flags, alpha)
     rows += _providers(harm.get("by_provider") or [])
+    rows += _rater_pairs(harm.get("rater_agreement") or {})
+    rows += _provider_gaps(harm.get("gap_by_provider") or [])
     empty = flags(None, None, alpha, "")
     return [{**empty, **r} if "flags" not in r else r for r in rows]

@@ -32,7 +32,8 @@ def test_harm_rows_by_source() -> None:
         assert list(row) == list(STATISTICS)
         by.setdefault(row["source"], []).append(row)
     assert set(by) == {"harm labels", "harm labels per judge", "harm top score", "harm agreement",
-                       "harm self-judgment", "harm realism", "harm by provider"}
+                       "harm self-judgment", "harm realism", "harm by provider", "harm rater pair",
+                       "harm gap by provider"}
     labels = {r["compared_value"]: r for r in by["harm labels"]}
     assert labels["e0"]["rated_by"] == "human" and labels["e0"]["harmful"] and labels["e0"]["n"] == 4
     assert labels["e5"]["rated_by"] == "judges" and not labels["e5"]["harmful"] and labels["e5"]["units"] == 2
@@ -48,3 +49,16 @@ def test_harm_rows_by_source() -> None:
     providers = {(r["provider"], r["harmful"]): r["estimate"] for r in by["harm by provider"]}
     assert providers == {("OpenAI", True): 3, ("OpenAI", False): 3}
     assert all(r["flags"] == "" or r["flags"] is None for r in by["harm labels"])
+
+
+def test_every_rater_pair_and_the_gap_per_provider_are_rows() -> None:
+    rows = statistics_rows("stories", _summary(), alpha=0.05)
+    pairs = {r["comparison"]: r for r in rows if r["source"] == "harm rater pair"}
+    same = pairs["human:0 vs human:2"]  # the two rate every association alike
+    assert same["estimate"] == pytest.approx(1.0) and same["n"] == 5 and same["rated_by"] == "human × human"
+    assert pairs["gpt-4o vs judge-b"]["rated_by"] == "judge × judge"
+    gaps = {(r["provider"], r["attribute"]): r for r in rows if r["source"] == "harm gap by provider"}
+    openai = gaps[("OpenAI", "age")]
+    # gpt-4o 2 vs the humans' 5 on three associations, 1 vs 1.5 on two: mean -2.0
+    assert openai["estimate"] == pytest.approx(-2.0) and openai["n"] == 5
+    assert openai["ci_low"] < -2.0 < openai["ci_high"] and "inferred" in openai["estimand"]
