@@ -1,4 +1,4 @@
-"""``--design paper`` on `run contact`, `run samaritan` and `debias`: say what the paper's design sets.
+"""``--design paper`` on `run contact`, `run samaritan`, `run stories` and `debias`: say what the paper's design sets.
 
 The values themselves are set by each probe's design module (the config a run records); this prints them
 once, before the plan or the run, and turns a value the design refuses into one usage line (exit 2).
@@ -19,7 +19,7 @@ def say_design(probe: str, design: str, values: dict[str, Any]) -> None:
         fail(f"--design {design!r}: valid: paper")
     import importlib
 
-    module = importlib.import_module(f"biasatlas.probes.{probe}.design")  # contact, samaritan or debias
+    module = importlib.import_module(f"biasatlas.probes.{probe}.design")  # contact, samaritan, stories or debias
     try:
         _, said = module.apply(values)
     except ProbeConfigError as exc:

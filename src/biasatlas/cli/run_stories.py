@@ -56,6 +56,12 @@ def run_stories(
     stories_per_prompt: Annotated[
         int | None, typer.Option("--stories-per-prompt", help="Deprecated: use --samples.", hidden=True)
     ] = None,
+    design: Annotated[
+        str | None,
+        typer.Option("--design", help="paper: StereoTales' design (its ten languages, one story a prompt, three "
+                                      "--extractor models and their majority vote); printed, and --plan-only "
+                                      "gives the paper's counts."),
+    ] = None,
     *,
     opts: RunOptions,
 ) -> None:
@@ -81,6 +87,13 @@ def run_stories(
         specific["seeds"] = str(seeds)
     if extract_max_tokens is not None:
         specific["extract_max_tokens"] = extract_max_tokens
+    if design is not None:
+        from biasatlas.cli.design import say_design
+
+        # the generator alone is not the paper's ensemble: only the extractors given count
+        specific["extractors"] = split_values(extractor, "--extractor") or None
+        say_design("stories", design, {**opts.probe_values(), **specific})
+        specific["design"] = design
     steps = run_probe_command("stories", opts, **specific)
     counts = steps[0].info.get("stories") if steps else None
     if counts is not None:

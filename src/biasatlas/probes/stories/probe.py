@@ -58,6 +58,15 @@ class StoriesConfig(ProbeConfig):
     extract_max_tokens: int = Field(default=EXTRACT_MAX_TOKENS, ge=1)
     #: a seeds folder (the published StereoTales layout or ours) instead of the bundled seeds
     seeds: str | None = None
+    #: ``paper``: the paper's design (:mod:`biasatlas.probes.stories.design` sets the values; the plan says so)
+    design: str | None = None
+
+    @field_validator("design")
+    @classmethod
+    def _design(cls, value: str | None) -> str | None:
+        if value not in (None, "paper"):
+            raise ValueError(f"unknown design {value!r}; valid: paper")
+        return value
 
     @field_validator("seeds")
     @classmethod
@@ -86,6 +95,10 @@ class StoriesProbe(Probe):
     modes: ClassVar[tuple[str, ...]] = ("generate",)
 
     def config(self, **values: Any) -> StoriesConfig:
+        if values.get("design") == "paper":
+            from biasatlas.probes.stories.design import apply
+
+            values, _ = apply(values)
         config = super().config(**values)
         assert isinstance(config, StoriesConfig)
         return config
@@ -123,6 +136,10 @@ class StoriesProbe(Probe):
             warnings = extraction_warnings(own.extractors)
             if warnings:
                 plan["warnings"] = warnings
+        if own.design is not None:
+            from biasatlas.probes.stories.design import plan_block
+
+            plan["design"] = plan_block(own, prompts)
         return plan
 
     def run(
