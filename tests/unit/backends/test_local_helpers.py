@@ -17,7 +17,6 @@ from biasatlas.backends.local import (
     DigestCache,
     LocalBackend,
     LocalOptions,
-    _common_prefix,
     embedded_model_path,
     gguf_quantization,
     identify,
@@ -25,6 +24,7 @@ from biasatlas.backends.local import (
     option_probabilities,
     weights_digest,
 )
+from biasatlas.backends.local.batches import _common_prefix
 from biasatlas.backends.local.identity import CACHE_ENV, hub_snapshot
 from biasatlas.records import GenerationSettings
 

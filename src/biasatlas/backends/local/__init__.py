@@ -7,7 +7,7 @@ normalisation) and ``backend`` (loading, ``describe``).
 """
 
 from biasatlas.backends.local.backend import LocalBackend, gguf_quantization
-from biasatlas.backends.local.batches import PREFIX_CACHE_SIZE, _Batch, _common_prefix
+from biasatlas.backends.local.batches import PREFIX_CACHE_SIZE
 from biasatlas.backends.local.choice import option_probabilities
 from biasatlas.backends.local.identity import (
     DigestCache,
@@ -38,8 +38,6 @@ __all__ = [
     "LocalOptions",
     "ModelIdentity",
     "ModelLocation",
-    "_Batch",
-    "_common_prefix",
     "backend_id",
     "embedded_model_path",
     "gguf_quantization",

@@ -15,7 +15,7 @@ PREFIX_CACHE_SIZE = 16  # shared prefixes kept (keys/values of one row each)
 
 
 @dataclass(frozen=True)
-class _Batch:
+class PromptBatch:
     """Requests run together, their prompt tokens, and how many leading tokens they all share."""
 
     requests: list[Request]
@@ -66,7 +66,7 @@ class BatchingMixin:
         encoded = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
         return [list(ids) for ids in encoded]
 
-    def _plan(self, requests: Sequence[Request]) -> Iterator[_Batch]:
+    def _plan(self, requests: Sequence[Request]) -> Iterator[PromptBatch]:
         """Length-sorted batches, each with the number of leading tokens all its rows share.
 
         Rows of equal length are ordered by their tokens, so prompts built from the same template
@@ -86,7 +86,7 @@ class BatchingMixin:
             rows = order[start : start + size]
             chunk = [ids[i] for i in rows]
             prefix = _common_prefix(chunk, cap=min(len(x) for x in chunk) - 1) if reuse else 0
-            yield _Batch([requests[i] for i in rows], chunk, prefix)
+            yield PromptBatch([requests[i] for i in rows], chunk, prefix)
 
     # ---- the shared prefix ----------------------------------------------------------------------
     def _check_prefix_support(self) -> bool:
@@ -139,7 +139,7 @@ class BatchingMixin:
         return DynamicCache(ddp_cache_data=[(k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1))
                                             for k, v in kv])
 
-    def _prefill(self, batch: _Batch, use_cache: bool) -> tuple[Any, Any]:
+    def _prefill(self, batch: PromptBatch, use_cache: bool) -> tuple[Any, Any]:
         """One forward pass over a batch; returns the model output and the full attention mask.
 
         Layout: [shared prefix | padding | each row's own tokens]. The prefix comes from the key/
@@ -171,7 +171,7 @@ class BatchingMixin:
             )
         return out, mask
 
-    def _failed(self, batch: _Batch, exc: Exception) -> Iterator[Response]:
+    def _failed(self, batch: PromptBatch, exc: Exception) -> Iterator[Response]:
         """A batch the model could not run: an error Response for each of its requests."""
         message = f"{type(exc).__name__}: {exc}"
         for request in batch.requests:

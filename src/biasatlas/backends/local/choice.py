@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from biasatlas.backends.base import BackendError
-from biasatlas.backends.local.batches import BatchingMixin, _Batch
+from biasatlas.backends.local.batches import BatchingMixin, PromptBatch
 from biasatlas.backends.scoring import option_probabilities
 from biasatlas.records import Request, Response
 
@@ -75,7 +75,7 @@ class ChoiceMixin(BatchingMixin):
                     },
                 )
 
-    def _score_batch(self, batch: _Batch) -> list[dict[str, float]]:
+    def _score_batch(self, batch: PromptBatch) -> list[dict[str, float]]:
         torch = self.torch
         option_ids = [[self._option_ids(o) for o in r.prompt.options] for r in batch.requests]
         # Continuations: every (row, option) whose option has more than one token.

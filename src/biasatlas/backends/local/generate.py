@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from biasatlas.backends.local.batches import BatchingMixin, _Batch
+from biasatlas.backends.local.batches import BatchingMixin, PromptBatch
 from biasatlas.records import GenerationSettings, Request, Response
 
 
@@ -66,7 +66,7 @@ class GenerateMixin(BatchingMixin):
                         finish_reason=finish,
                     )
 
-    def _decode(self, batch: _Batch, settings: GenerationSettings) -> list[tuple[list[int], str]]:
+    def _decode(self, batch: PromptBatch, settings: GenerationSettings) -> list[tuple[list[int], str]]:
         """Token-by-token decoding over the batch's cache; rows leave the batch once they stop."""
         torch = self.torch
         out, mask = self._prefill(batch, use_cache=True)

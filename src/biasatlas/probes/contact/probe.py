@@ -26,7 +26,7 @@ from biasatlas.probes.contact.plan import (
     limit_imported,
     select_descriptors,
 )
-from biasatlas.probes.contact.read import DECISIONS, _contact_direction, decide, load_outcomes, outcomes, parse_row
+from biasatlas.probes.contact.read import DECISIONS, decide, load_outcomes, outcomes, parse_row
 from biasatlas.probes.contact.summary import print_summary, summarise
 from biasatlas.records import GenerationSettings, Prompt
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from biasatlas.store import Store
 
 __all__ = [
-    "DECISIONS", "FACTORS", "NAME", "PROBE", "TITLE", "ContactConfig", "ContactProbe", "_contact_direction",
+    "DECISIONS", "FACTORS", "NAME", "PROBE", "TITLE", "ContactConfig", "ContactProbe",
     "build_prompts", "compose", "decide", "draw_prompt_sets", "languages", "load_outcomes", "outcomes", "parse_row",
     "print_summary", "report_sections", "select_descriptors", "summarise",
 ]

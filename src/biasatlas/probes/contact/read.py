@@ -72,14 +72,14 @@ def outcomes(frame: pd.DataFrame, store: Any = None) -> pd.DataFrame:
     # contact -> biased), 0 when not; undefined without framing or decision. The column keeps its name ``ch``.
     follows = df["contact"].map({"positive": 0.0, "negative": 1.0})
     df["ch"] = (df["biased"] == follows).astype(float).where(follows.notna() & df["biased"].notna())
-    return _contact_direction(df)
+    return contact_direction(df)
 
 
 #: a change in P(unbiased) smaller than this (5 percentage points) counts as "same"
 MOVE_THRESHOLD = 0.05
 
 
-def _contact_direction(df: pd.DataFrame, threshold: float = MOVE_THRESHOLD) -> pd.DataFrame:
+def contact_direction(df: pd.DataFrame, threshold: float = MOVE_THRESHOLD) -> pd.DataFrame:
     """Per prompt set and sample: did the answer move the way the contact framing pushes, versus no contact?
 
     Positive contact should move towards unbiased, negative towards biased. ``moved`` compares the

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from biasatlas.parsing.answers import AFFIRMATIVE, NEGATIVE, AnswerParser
-from biasatlas.probes.contact.probe import _contact_direction, decide
+from biasatlas.probes.contact.probe import decide
+from biasatlas.probes.contact.read import contact_direction
 
 ANSWERS = {
     "certainty": {"en": ("Yes", "No"), "de": ("Ja", "Nein"), "is": ("Já", "Nei")},
@@ -52,7 +53,7 @@ def test_contact_direction_by_decision_and_probability() -> None:
     for contact, p in zip(("none", "positive", "negative"), (0.5, 0.7, 0.2), strict=True):
         rows.append({"model": "m", "mode": "choice", "set_id": "s3", "sample_index": 0, "contact": contact,
                      "biased": float(p < 0.5), "p_unbiased": p, "decision": "unbiased"})
-    frame = _contact_direction(pd.DataFrame(rows)).set_index(["mode", "set_id", "contact"])
+    frame = contact_direction(pd.DataFrame(rows)).set_index(["mode", "set_id", "contact"])
     out = frame["moved"]
     assert out[("generate", "s1", "positive")] == "toward"  # biased -> unbiased
     assert out[("generate", "s1", "negative")] == "same"  # biased stays biased
