@@ -14,9 +14,9 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from contextvars import ContextVar
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from biasatlas.records import GenerationSettings, Prompt
 
@@ -37,6 +37,18 @@ CLI_COMMAND: ContextVar[str | None] = ContextVar("biasatlas_cli_command", defaul
 
 class ProbeConfigError(ValueError):
     """A probe configuration that cannot be planned; the message is one line for the user."""
+
+
+def paper_design(value: str | None) -> str | None:
+    """``design``'s one value besides None (ours): ``paper``, the paper's design that the probe's design
+    module sets (contact, Samaritan, stories, debiasing; leakage's two analysis designs are its own)."""
+    if value is not None and value != "paper":
+        raise ValueError(f"unknown design {value!r}; valid: paper")
+    return value
+
+
+#: a config's ``design`` field: None or ``paper``
+PaperDesign = Annotated[str | None, AfterValidator(paper_design)]
 
 
 class ProbeConfig(BaseModel):

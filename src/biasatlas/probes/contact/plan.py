@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, cast
 
 from pydantic import Field, field_validator, model_validator
 
-from biasatlas.probes.base import ProbeConfig, limit_prompts
+from biasatlas.probes.base import PaperDesign, ProbeConfig, limit_prompts
 from biasatlas.probes.contact.data import (
     ACTIONS,
     CONTACTS,
@@ -71,7 +71,7 @@ class ContactConfig(ProbeConfig):
     import_row_order: str = "principle-major"
     import_suffix: str = "paper"
     #: ``paper``: the prompts as the paper asked them (system prompt, instruction; :mod:`.design` sets the rest)
-    design: str | None = None
+    design: PaperDesign = None
 
     @model_validator(mode="after")
     def _language_alias(self) -> ContactConfig:

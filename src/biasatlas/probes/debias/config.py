@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from biasatlas.probes.base import ProbeConfig
+from biasatlas.probes.base import PaperDesign, ProbeConfig
 from biasatlas.probes.debias.splits import PARTS, setting_names
 from biasatlas.probes.debias.train import TrainConfig
 
@@ -42,14 +42,7 @@ class DebiasConfig(ProbeConfig):
     bbq: list[str] | None = None
     bbq_limit: int | None = Field(default=None, ge=1)
     #: ``paper``: paper 001's design (:mod:`biasatlas.probes.debias.design`: sizes, system prompt, decoding)
-    design: str | None = None
-
-    @field_validator("design")
-    @classmethod
-    def _design(cls, value: str | None) -> str | None:
-        if value is not None and value != "paper":
-            raise ValueError(f"unknown design {value!r}; valid: paper")
-        return value
+    design: PaperDesign = None
 
     @field_validator("setting")
     @classmethod

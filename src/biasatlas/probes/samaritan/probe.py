@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
-from biasatlas.probes.base import Probe, ProbeConfig, ProbeConfigError
+from biasatlas.probes.base import PaperDesign, Probe, ProbeConfig, ProbeConfigError
 from biasatlas.probes.samaritan.data import CATEGORIES, LANGUAGES, NAME, TITLE
 from biasatlas.probes.samaritan.plan import (
     DEFAULT_MAX_TOKENS,
@@ -60,14 +60,7 @@ class SamaritanConfig(ProbeConfig):
     correction: str | None = None
     equivalence_margin: float | None = None
     #: ``paper``: the paper's design (:mod:`biasatlas.probes.samaritan.design` sets the values; the plan says so)
-    design: str | None = None
-
-    @field_validator("design")
-    @classmethod
-    def _design(cls, value: str | None) -> str | None:
-        if value is not None and value != "paper":
-            raise ValueError(f"unknown design {value!r}; valid: paper")
-        return value
+    design: PaperDesign = None
 
     @field_validator("categories", mode="before")
     @classmethod

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from biasatlas.probes.base import Probe, ProbeConfig, ProbeConfigError
+from biasatlas.probes.base import PaperDesign, Probe, ProbeConfig, ProbeConfigError
 from biasatlas.probes.stories.plan import NAME, TITLE, plan_prompts
 from biasatlas.probes.stories.seeds import LANGUAGES
 from biasatlas.records import GenerationSettings, Prompt
@@ -59,14 +59,7 @@ class StoriesConfig(ProbeConfig):
     #: a seeds folder (the published StereoTales layout or ours) instead of the bundled seeds
     seeds: str | None = None
     #: ``paper``: the paper's design (:mod:`biasatlas.probes.stories.design` sets the values; the plan says so)
-    design: str | None = None
-
-    @field_validator("design")
-    @classmethod
-    def _design(cls, value: str | None) -> str | None:
-        if value not in (None, "paper"):
-            raise ValueError(f"unknown design {value!r}; valid: paper")
-        return value
+    design: PaperDesign = None
 
     @field_validator("seeds")
     @classmethod
