@@ -92,6 +92,15 @@ def database_error_line(db: Path, exc: Exception) -> str:
             f"sqlite3 {db} .recover")
 
 
+def require_study(study: Path, *, write: bool, first: str) -> None:
+    """:func:`check_study`, and one line naming what to run ``first`` where ``study`` holds no study yet."""
+    from biasatlas.store import DB_NAME
+
+    check_study(study, write=write)
+    if not (study / DB_NAME).exists():
+        fail(f"no study at {study} (expected {study / DB_NAME}); {first}")
+
+
 @contextlib.contextmanager
 def study_errors(study: Path) -> Iterator[None]:
     """A study the store refuses (newer schema, damaged) or SQLite fails to read mid-command: one line, exit 2."""

@@ -13,20 +13,15 @@ from rich.console import Console
 from rich.table import Table
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import StudyOpt, check_study, fail, study_errors
+from biasatlas.cli.common import StudyOpt, fail, require_study, study_errors
 from biasatlas.cli.outputs import check_output_file
-from biasatlas.store import DB_NAME, Store
+from biasatlas.store import Store
 
 study_app = typer.Typer(help="The human study of debiasing: a blinded sheet of QA answers before and after, to "
                              "rate for fluency and relevance by two annotators, and its score (counts, kappa).",
                         no_args_is_help=True)
 app.add_typer(study_app, name="debias-study")
 
-
-def _has_study(study: Path, *, write: bool) -> None:
-    check_study(study, write=write)
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME}); run `biasatlas debias` first")
 
 
 @study_app.command("sheet")
@@ -50,7 +45,7 @@ def sheet_cmd(
 
     check_output_file(out, replace=force)
     check_output_file(guide_path(out), replace=force)
-    _has_study(study, write=True)
+    require_study(study, write=True, first="run `biasatlas debias` first")
     with study_errors(study), study_writer(study), Store(study) as store:
         try:
             comparison = hs.qa_comparison(store, setting)
@@ -97,7 +92,7 @@ def score_cmd(
             files.append((path.name, pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")))
         except (ValueError, UnicodeDecodeError) as exc:
             fail(f"{path} is not a CSV sheet of `debias-study sheet` ({' '.join(str(exc).split())})")
-    _has_study(study, write=True)
+    require_study(study, write=True, first="run `biasatlas debias` first")
     with study_errors(study), study_writer(study), Store(study) as store:
         try:
             key, ratings = check_sheets(hs.keys(store), files)

@@ -12,20 +12,15 @@ import typer
 from rich.console import Console
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import StudyOpt, check_study, fail, study_errors
+from biasatlas.cli.common import StudyOpt, fail, require_study, study_errors
 from biasatlas.cli.outputs import check_output_file
-from biasatlas.store import DB_NAME, Store
+from biasatlas.store import Store
 
 survey_app = typer.Typer(help="The human harm survey of the story associations: a sheet of associations for each "
                               "rater to rate (harm 1-5, realism), and its score into the study's human ratings.",
                          no_args_is_help=True)
 app.add_typer(survey_app, name="stories-survey")
 
-
-def _has_study(study: Path, *, write: bool) -> None:
-    check_study(study, write=write)
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME}); run or import stories first")
 
 
 @survey_app.command("sheet")
@@ -51,7 +46,7 @@ def sheet_cmd(
 
     check_output_file(out, replace=force)
     check_output_file(guide_path(out), replace=force)
-    _has_study(study, write=False)
+    require_study(study, write=False, first="run or import stories first")
     with study_errors(study), Store(study) as store:
         try:
             items = survey.study_associations(store, lang)
@@ -93,7 +88,7 @@ def score_cmd(
             files.append((path.name, pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")))
         except (ValueError, UnicodeDecodeError) as exc:
             fail(f"{path} is not a CSV sheet of `stories-survey sheet` ({' '.join(str(exc).split())})")
-    _has_study(study, write=True)
+    require_study(study, write=True, first="run or import stories first")
     check_output_file(study / stories_harm.HUMAN_FILE, replace=True, option="the human ratings file")
     languages = sorted({lang.strip() for _, f in files if "language" in f for cell in f["language"]
                         if not str(cell).startswith(survey.POOLED) for lang in str(cell).split(",") if lang.strip()})
