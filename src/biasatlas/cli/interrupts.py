@@ -25,9 +25,10 @@ _state: dict[str, Any] = {"signal": 0, "pending": False, "told": False}
 
 
 def _running_loop() -> Any:
-    """The asyncio event loop running in this (the main) thread, or None (asyncio not even imported)."""
-    asyncio = sys.modules.get("asyncio")
-    return None if asyncio is None else asyncio._get_running_loop()
+    """The asyncio event loop running in this (the main) thread, or None (asyncio not imported, or only half:
+    a signal can land while its import runs, before the module has its functions)."""
+    get_running_loop = getattr(sys.modules.get("asyncio"), "_get_running_loop", None)
+    return None if get_running_loop is None else get_running_loop()
 
 
 def _raise_pending() -> None:

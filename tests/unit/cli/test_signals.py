@@ -54,3 +54,20 @@ def test_a_signal_in_the_loops_own_code_is_delivered_again_a_moment_later(monkey
     assert killed == [signal.SIGINT]
     with pytest.raises(KeyboardInterrupt):  # delivered again, in ordinary code: raised
         interrupts._on_signal(signal.SIGINT, sys._getframe())
+
+
+def test_a_signal_while_asyncio_is_half_imported_is_delivered_again_not_an_attribute_error(monkeypatch: Any) -> None:
+    """A signal that lands while ``asyncio`` is being imported finds the module in ``sys.modules`` without its
+    functions yet: the handler must not fail on it (that was exit 1 with "partially initialized module")."""
+    from biasatlas.cli import interrupts
+
+    killed: list[int] = []
+    monkeypatch.setattr(interrupts.signal, "pthread_kill", lambda ident, signum: killed.append(signum))
+    monkeypatch.setitem(sys.modules, "asyncio", SimpleNamespace(__name__="asyncio"))  # no _get_running_loop yet
+    frame = SimpleNamespace(f_code=SimpleNamespace(co_filename="/usr/lib/python3.11/asyncio/events.py"))
+    interrupts._on_signal(signal.SIGINT, frame)  # type: ignore[arg-type]  # deferred: not raised inside the import
+    time.sleep(interrupts.REDELIVER_S * 4)
+    assert killed == [signal.SIGINT]
+    interrupts._state["pending"] = False
+    with pytest.raises(KeyboardInterrupt):  # elsewhere (outside the loop's code) it is raised at once
+        interrupts._on_signal(signal.SIGINT, sys._getframe())
