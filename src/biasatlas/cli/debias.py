@@ -64,7 +64,7 @@ def debias(
     correction: CorrectionOpt = None,
     design: Annotated[
         str | None,
-        typer.Option("--design", help="paper: paper 001's design (English, the setting's split sizes, LLaMA-2 "
+        typer.Option("--design", help="paper: Raj et al.'s (2024) design (English, the setting's split sizes, LLaMA-2 "
                                       "system prompt, generated answers, 1 epoch); printed, and --plan-only gives "
                                       "the paper's sizes, cost and time."),
     ] = None,

@@ -124,7 +124,8 @@ def print_score(result: dict[str, Any], console: Any) -> None:
                           "disagree)", *(str(part[who][col]) for col in COLUMNS_OF_TABLE),
                           kappa_text(part["kappa"]) if who == "agreed" else "")
         paper = result["paper"][c]
-        table.add_row(c, "paper 001 (100 items)", *(str(paper[col]) for col in COLUMNS_OF_TABLE), "")
+        table.add_row(c, "Raj et al., 2024 (100 items)", *(str(paper[col]) for col in COLUMNS_OF_TABLE), "")
     console.print(table)
-    console.print(f"Both criteria together: {kappa_text(result['kappa_pooled'])} (paper 001: 0.76); stored in the "
+    console.print(f"Both criteria together: {kappa_text(result['kappa_pooled'])} "
+                  f"(Raj et al., 2024: 0.76); stored in the "
                   f"study as run {result.get('run_id')}", markup=False)

@@ -86,12 +86,13 @@ def aggregate_cmd(
     lang: Annotated[str, typer.Option("--lang", help="Language of the ratings (en, ru, zh, hi).")],
     out: Annotated[Path, typer.Option("--out", help="Output CSV (the shared tables' layout; 999 = missing).")],
     min_raters: Annotated[
-        int | None, typer.Option("--min-raters", min=1, help="Fewer raters -> missing cell (default 5, paper 004).")
+        int | None,
+        typer.Option("--min-raters", min=1, help="Fewer raters -> missing cell (default 5, as in Cao et al., 2024)."),
     ] = None,
     nonshared: Annotated[
         Literal["home", "all"] | None,
         typer.Option("--nonshared", help="home (default): a non-shared group counts only in its home language "
-                     "(paper 004, 3.2); all: in any language that rated it (the published tables)."),
+                     "(Cao et al., 2024, §3.2); all: in any language that rated it (the published tables)."),
     ] = None,
     keep_group: Annotated[
         list[str] | None,
@@ -110,7 +111,7 @@ def aggregate_cmd(
 ) -> None:
     """Aggregate raw per-annotator ratings into a traits × groups table of mean pole strengths.
 
-    Defaults follow paper 004's design: at least 5 raters per cell, non-shared groups only in their home
+    Defaults follow the design of Cao et al., 2024: at least 5 raters per cell, non-shared groups only in their home
     language. The published tables keep non-shared groups wherever rated: `--min-raters 5 --nonshared all`
     reproduces en, ru and zh; the Hindi table also keeps two groups with fewer raters (immigrant: 1, Asian
     person: 4), which `--as-published` adds. The missing cells are listed with why; group names not among

@@ -95,7 +95,7 @@ def test_round_trip_two_copies_score_and_summary(study: Path, tmp_path: Path) ->
     assert scored["criteria"]["fluency"]["kappa"]["kappa"] is None  # one label only: undefined, said so
     text = _flat(runner.invoke(app, ["debias-study", "score", "--study", str(study), str(tmp_path / "ann1.csv"),
                                      str(tmp_path / "ann2.csv")], env={"COLUMNS": "240"}).output)
-    assert "both agree (1 disagree)" in text and "paper 001" in text
+    assert "both agree (1 disagree)" in text and "Raj et al., 2024" in text
     summary = json.loads(runner.invoke(app, ["summary", "--study", str(study), "--json"]).stdout)
     stored = summary["debias"]["human_study"]
     assert [s["sheet_id"] for s in stored] == [key["sheet_id"]] and stored[0]["n"] == 6
