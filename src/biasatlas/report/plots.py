@@ -377,6 +377,13 @@ def _add_new_fonts(font_manager: Any) -> None:
                 continue
 
 
+def lay_out(figure: Any) -> None:
+    """``figure.tight_layout()`` measured in the fonts it will be drawn with (:func:`use_figure_fonts`): laid
+    out in DejaVu Sans alone, a Devanagari or CJK label would be measured as boxes (and warned of, per glyph)."""
+    use_figure_fonts(figure)
+    figure.tight_layout()
+
+
 def use_figure_fonts(figure: Any) -> None:
     """Every sans-serif text of a matplotlib ``figure`` (titles, ticks, legends: model names) in
     :func:`figure_fonts`, so that a CJK or emoji model name is drawn with a font that has its glyphs."""

@@ -90,3 +90,21 @@ def test_a_hindi_group_name_is_drawn_with_a_devanagari_font() -> None:
         files = render_figure(fig, "a Hindi group name")
     glyph_fonts = {m.decode() for m in re.findall(rb'<path id="([A-Za-z]+)', files.svg)}
     assert any("Lohit" in f or "Devanagari" in f for f in glyph_fonts), glyph_fonts
+
+
+@pytest.mark.skipif(not devanagari_installed() and not __import__("os").environ.get("CI"),
+                    reason="no Devanagari font (scripts/setup.sh --dev installs fonts-lohit-deva)")
+def test_a_probe_figure_laid_out_with_hindi_names_warns_of_no_missing_glyph() -> None:
+    """A probe's static figure lays itself out (tight_layout) before it is saved: the layout must already use
+    the fallback fonts, or matplotlib warns of a box for every Devanagari letter and measures them wrong."""
+    import pandas as pd
+
+    from biasatlas.probes.contact import report_languages
+
+    part = pd.DataFrame({"name": [HINDI, "Muslims"], "language": ["hi", "en"], "effect": [0.1, 0.05],
+                         "effect_ci_low": [0.0, -0.02], "effect_ci_high": [0.2, 0.12]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = report_languages._static(part)
+        render_figure(fig, "across languages")
+    plt.close(fig)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from biasatlas.probes.contact.data import NAME
 from biasatlas.report.html import Section
+from biasatlas.report.plots import lay_out
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,7 +112,7 @@ def _static(part: pd.DataFrame) -> Any:
     ax.set_yticklabels(names, fontsize=7)
     ax.set_xlabel("Effect: % biased minus the other groups' (points, Newcombe 95% CI)")
     ax.legend(title="language", fontsize=7)
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from biasatlas.probes.contact.data import CONTACTS
+from biasatlas.report.plots import lay_out
 
 #: the paper's names of the contact framings, in its order
 CONTACT_NAMES = {"none": "No Contact", "positive": "Positive Contact", "negative": "Negative Contact"}
@@ -44,7 +45,7 @@ def panel_figure(shown: list[tuple[str, list[dict[str, Any]]]], by: list[str], t
     for ax, (name, cells) in zip(axes[0], shown, strict=True):
         _bars(ax, cells, by, name)
     fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 

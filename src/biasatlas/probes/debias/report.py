@@ -16,6 +16,7 @@ from biasatlas.probes.debias.evaluate import GROUPINGS
 from biasatlas.report.cells import format_p
 from biasatlas.report.compare import p_cell, side_by_side
 from biasatlas.report.html import Section
+from biasatlas.report.plots import lay_out
 from biasatlas.report.publish import column_label
 
 METHODS = (
@@ -98,7 +99,7 @@ def before_after_chart(rows: list[dict[str, Any]], by: list[str], title: str) ->
     """Bars of biased % before (light) and after (dark) per cell, with Wilson intervals."""
     fig, ax = plt.subplots(figsize=(max(5.0, 0.55 * len(rows) + 2), 3.6))
     _bars(ax, rows, by, title)
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 
@@ -109,7 +110,7 @@ def before_after_panels(comps: list[dict[str, Any]], name: str, title: str) -> A
     fig, axes = plt.subplots(1, len(shown), figsize=(width * len(shown), 3.6), squeeze=False, sharey=True)
     for ax, comp in zip(axes[0], shown, strict=True):
         _bars(ax, comp["tables"][name], GROUPINGS[name], f"{title} · {comp['before_model']}")
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 

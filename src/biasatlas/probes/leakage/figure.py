@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from biasatlas.probes.leakage.data import LANGUAGES
+from biasatlas.report.plots import lay_out
 
 
 def flows_figure(flow_table: pd.DataFrame, variants: Sequence[str]) -> Any:
@@ -37,7 +38,7 @@ def flows_figure(flow_table: pd.DataFrame, variants: Sequence[str]) -> Any:
         ax.set_ylim(-0.6, len(LANGUAGES) - 0.4)
         ax.axis("off")
         ax.set_title(variant, fontsize=8)
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 

@@ -31,6 +31,7 @@ import pandas as pd
 from scipy import stats
 
 from biasatlas.probes.leakage.data import CATEGORIES, LANGUAGES, LeakageDataError, groups, trait_pairs
+from biasatlas.report.plots import lay_out
 
 Profile = Literal["poles", "pairs"]
 
@@ -188,7 +189,7 @@ def profile_figure(human: Mapping[str, pd.DataFrame], group: str = FIGURE1_GROUP
     else:
         axes[0][1].text(0.5, 0, f"no language rated {group}", ha="center", va="center", color="grey")
     fig.suptitle(f"Human ABC profile of {group} per language", fontsize=10)
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 

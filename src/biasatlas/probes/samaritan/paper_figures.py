@@ -17,6 +17,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from biasatlas.probes.samaritan import analysis as sa
 from biasatlas.probes.samaritan.data import CONTROL
+from biasatlas.report.plots import lay_out
 from biasatlas.stats.multitest import holm
 
 #: the paper's figure per category (Figure 1 is race, in the body; 2 and 3 in the appendix)
@@ -71,7 +72,7 @@ def figure(rows: pd.DataFrame, category: str) -> Any:
     paper.set_ylabel("difference from control (share of models)")
     paper.set_title(f"as in the paper: p < 0.01, uncorrected ({category})", fontsize=9)
     ours.set_title(f"ours: Holm within category, 95% intervals ({category})", fontsize=9)
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 
@@ -163,5 +164,5 @@ def significance_figure(figure_rows: pd.DataFrame) -> Any:
         ax.set_xlabel("bias score (group − control), mean over models")
         ax.set_ylabel("share of models significantly different")
         ax.set_title(category)
-    fig.tight_layout()
+    lay_out(fig)
     return fig

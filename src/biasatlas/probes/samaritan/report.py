@@ -16,6 +16,7 @@ from biasatlas.probes.samaritan.summary import analyse, analysis_settings, block
 from biasatlas.report.cells import format_p
 from biasatlas.report.compare import estimate_cell, p_cell, side_by_side
 from biasatlas.report.html import Section
+from biasatlas.report.plots import lay_out
 from biasatlas.store import Store
 
 
@@ -165,7 +166,7 @@ def forest_figure(groups: pd.DataFrame) -> Any:
         ax.set_xlabel("bias score (rating − control) with 95% CI")
         ax.set_title(unit, fontsize=9)
         ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 

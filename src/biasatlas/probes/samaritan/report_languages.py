@@ -13,6 +13,7 @@ from rich.table import Table
 
 from biasatlas.probes.samaritan.data import NAME
 from biasatlas.report.html import Section
+from biasatlas.report.plots import lay_out
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -153,7 +154,7 @@ def _static(effects: pd.DataFrame) -> Any:
         ax.set_title(unit, fontsize=8)
         ax.set_xlabel("Gap from the control (rating points, t 95% CI)")
         ax.legend(title="language", fontsize=7)
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 

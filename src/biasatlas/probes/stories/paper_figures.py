@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biasatlas.report.plots import lay_out
+
 HARMFUL, BENIGN, UNRATED = "#c0392b", "#7f8c8d", "#d5d8dc"
 
 
@@ -44,7 +46,7 @@ def provider_figure(table: pd.DataFrame) -> Any:
         start = end
     ax.set_ylabel("associations")
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 
@@ -61,7 +63,7 @@ def gap_figure(table: pd.DataFrame, overall: float | None) -> Any:
         ax.axvline(overall, color="black", ls="--", lw=0.8, label=f"Mean delta ({overall:+.3f})")
         ax.legend(fontsize=7)
     ax.set_xlabel("LLM − human harm (1-5 scale)")
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 
@@ -77,7 +79,7 @@ def heatmap_figure(matrix: pd.DataFrame) -> Any:
         if not np.isnan(values[i, j]):
             ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", color="w", fontsize=6)
     fig.colorbar(im, ax=ax, fraction=0.046, label="agreement on harmful vs benign")
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 
@@ -90,7 +92,7 @@ def top_score_figure(table: pd.DataFrame) -> Any:
     ax.bar(x, table["estimate"].astype(float), yerr=_errors(table), color=colors, ecolor="black")
     ax.set_xticks(x, table["raters"], rotation=45, ha="right", fontsize=7)
     ax.set_ylabel("share of ratings at 5")
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 
@@ -105,7 +107,7 @@ def reach_figure(table: pd.DataFrame) -> Any:
     ax.set_xlabel("number of languages the association appears in")
     ax.set_ylabel("share of associations")
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 
@@ -121,7 +123,7 @@ def exclusive_figure(table: pd.DataFrame) -> Any:
     ax.set_xticks(x, table["language"])
     ax.set_ylabel("associations in this language only")
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 
@@ -136,7 +138,7 @@ def shift_figure(table: pd.DataFrame) -> Any:
                       zip(table["language"], table["group"], table["status"], strict=True)], fontsize=7)
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlabel("harmful associations: native language − other languages (mean)")
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 
@@ -160,7 +162,7 @@ def kappa_heatmap_figure(matrix: pd.DataFrame, humans: set[str]) -> Any:
                 ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=6,
                         color="w" if abs(values[i, j]) > 0.6 else "black")
     fig.colorbar(im, ax=ax, fraction=0.046, label="quadratic-weighted Cohen's kappa")
-    fig.tight_layout()
+    lay_out(fig)
     return fig
 
 
@@ -181,5 +183,5 @@ def provider_gap_figure(table: pd.DataFrame) -> Any:
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlabel("LLM − human harm (1-5 scale)")
     ax.legend(fontsize=7, title="judge provider", title_fontsize=7)
-    fig.tight_layout()
+    lay_out(fig)
     return fig
