@@ -5,7 +5,8 @@ Layers, highest first (see ``docs/architecture.md``, "Layers")::
     5 interface   cli/, api.py, the package root (__init__.py)
     4 workflows   audit/, batch/, export/, controls/, reading_step.py, reading_audit.py, report/'s assembly
     3 probes      probes/
-    2 analysis    readers/, report/'s primitives, languages/ (the packs), stats/, parsing/, validity.py, terminal.py
+    2 analysis    readers/, tidy/, report/'s primitives, languages/ (the packs), stats/, parsing/, validity.py,
+                  terminal.py
     1 execution   backends/, runner.py, planning.py, progress.py
     0 foundation  store.py, store_sql.py, records.py, decodings.py, lock.py, display.py, datafiles.py,
                   held_warnings.py, table_files.py, and the root's ``__version__``
@@ -35,8 +36,8 @@ TOP = {
     "audit": WORKFLOWS, "batch": WORKFLOWS, "export": WORKFLOWS, "controls": WORKFLOWS, "reading_step": WORKFLOWS,
     "reading_audit": WORKFLOWS,
     "probes": PROBES,
-    "readers": ANALYSIS, "languages": ANALYSIS, "stats": ANALYSIS, "parsing": ANALYSIS, "validity": ANALYSIS,
-    "terminal": ANALYSIS,
+    "readers": ANALYSIS, "tidy": ANALYSIS, "languages": ANALYSIS, "stats": ANALYSIS, "parsing": ANALYSIS,
+    "validity": ANALYSIS, "terminal": ANALYSIS,
     "backends": EXECUTION, "runner": EXECUTION, "planning": EXECUTION, "progress": EXECUTION,
     "store": FOUNDATION, "store_sql": FOUNDATION, "records": FOUNDATION, "decodings": FOUNDATION,
     "lock": FOUNDATION, "display": FOUNDATION, "datafiles": FOUNDATION, "held_warnings": FOUNDATION,
@@ -80,34 +81,12 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the review sample renders the probes' prompts",
     ("biasatlas.languages.review_sample", "biasatlas.probes.samaritan.plan"):
         "the review sample renders the probes' prompts",
-    ("biasatlas.probes.contact.disparity", "biasatlas.export.tidy_disparity"):
-        "file being edited concurrently",
     ("biasatlas.probes.contact.disparity", "biasatlas.report.disparity"):
         "file being edited concurrently",
-    ("biasatlas.probes.contact.report", "biasatlas.export.tidy"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.contact.report", "biasatlas.export.tidy_disparity"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
     ("biasatlas.probes.contact.report", "biasatlas.report.disparity"):
         "report/disparity.py mixes the block a probe adds (primitive) with run headlines that load probes: not split",
-    ("biasatlas.probes.contact.summary", "biasatlas.export.statistics"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.contact.summary", "biasatlas.export.tidy"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.contact.summary", "biasatlas.export.tidy_disparity"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.samaritan.disparity", "biasatlas.export.tidy_disparity"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
     ("biasatlas.probes.samaritan.disparity", "biasatlas.report.disparity"):
         "report/disparity.py mixes the block a probe adds (primitive) with run headlines that load probes: not split",
-    ("biasatlas.probes.samaritan.report", "biasatlas.export.tidy"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.samaritan.summary", "biasatlas.export.statistics"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.samaritan.summary", "biasatlas.export.tidy"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.stories.disparity", "biasatlas.export.tidy_disparity"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
     ("biasatlas.probes.stories.disparity", "biasatlas.report.disparity"):
         "report/disparity.py mixes the block a probe adds (primitive) with run headlines that load probes: not split",
 }

@@ -19,8 +19,8 @@ def add_disparity(section: Section, rows: Sequence[dict[str, Any]], family: str,
                   drill: str = "") -> None:
     """Add the headline sentences, the forest plot and the table of ``rows`` (one probe's disparity rows);
     ``drill`` names the probe whose answers a click on a group's point narrows to that group."""
-    from biasatlas.export.tidy_disparity import SOURCE, headline_lines
     from biasatlas.report.plots import disparity_forest
+    from biasatlas.tidy.disparity import SOURCE, headline_lines
 
     rows = [r for r in rows if r.get("source") == SOURCE]
     if not rows:
@@ -53,7 +53,7 @@ STORY_COLUMNS = {"attribute": "attribute A", "group": "group (A = a)", "estimate
 def add_group_counts(section: Section, rows: Sequence[dict[str, Any]], methods: str) -> None:
     """Stories: the headline sentence of each attribute and the table of its groups (no interval to plot: a
     group's figure is a count of the mining's findings)."""
-    from biasatlas.export.tidy_disparity import SOURCE, headline_lines
+    from biasatlas.tidy.disparity import SOURCE, headline_lines
 
     rows = [r for r in rows if r.get("source") == SOURCE]
     if not rows:
@@ -82,9 +82,9 @@ def print_run_headline(probe_name: str, study: Any, console: Any) -> None:
     """The run's last lines: each family's group-disparity headline of the study as it now stands."""
     if probe_name not in ("contact", "samaritan"):
         return
-    from biasatlas.export.tidy_disparity import headline_lines
     from biasatlas.probes import load_probe
     from biasatlas.store import Store
+    from biasatlas.tidy.disparity import headline_lines
 
     # not read-only: a read-only connection cannot checkpoint, and would leave the -wal file behind the run
     with Store(study) as store:

@@ -190,7 +190,7 @@ def disparity(outcomes: pd.DataFrame, alpha: float = 0.05, levels: tuple[str, ..
 
 def statistics(outcomes: pd.DataFrame, alpha: float = 0.05, levels: tuple[str, ...] = LEVELS) -> list[dict[str, Any]]:
     """The group-disparity statistics rows of ``outcomes`` (as the summary's, for the report's section)."""
-    from biasatlas.export.tidy_disparity import disparity_rows
+    from biasatlas.tidy.disparity import disparity_rows
 
     return disparity_rows("contact", disparity(outcomes, alpha, levels), alpha, FAMILY)
 
