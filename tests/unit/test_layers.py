@@ -46,8 +46,8 @@ TOP = {
 
 #: report/'s primitives: they render what they are given; a probe may import them
 REPORT_PRIMITIVES = {
-    "assets", "cache", "cells", "citations", "compare", "flags", "html", "latex", "paper", "plots", "publish",
-    "reading_failures", "table_data",
+    "assets", "cache", "cells", "citations", "compare", "disparity_block", "flags", "html", "latex", "paper", "plots",
+    "publish", "reading_failures", "table_data",
 }
 #: report/'s assembly: a study's report composed out of the probes
 REPORT_ASSEMBLY = {"answers", "build", "checks", "disparity", "headlines", "metadata", "methods_doc", "overview",
@@ -81,14 +81,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the review sample renders the probes' prompts",
     ("biasatlas.languages.review_sample", "biasatlas.probes.samaritan.plan"):
         "the review sample renders the probes' prompts",
-    ("biasatlas.probes.contact.disparity", "biasatlas.report.disparity"):
-        "file being edited concurrently",
-    ("biasatlas.probes.contact.report", "biasatlas.report.disparity"):
-        "report/disparity.py mixes the block a probe adds (primitive) with run headlines that load probes: not split",
-    ("biasatlas.probes.samaritan.disparity", "biasatlas.report.disparity"):
-        "report/disparity.py mixes the block a probe adds (primitive) with run headlines that load probes: not split",
-    ("biasatlas.probes.stories.disparity", "biasatlas.report.disparity"):
-        "report/disparity.py mixes the block a probe adds (primitive) with run headlines that load probes: not split",
 }
 
 

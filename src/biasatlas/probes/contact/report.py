@@ -212,7 +212,7 @@ def sections(store: Any) -> list[Section]:
     tables = {name: _frame(summary, name, lambda name=name: ca.all_tables(out)[name]) for name in names}
     from biasatlas.probes.contact.disparity import FAMILY
     from biasatlas.probes.contact.disparity import METHODS as DISPARITY_METHODS
-    from biasatlas.report.disparity import add_disparity
+    from biasatlas.report.disparity_block import add_disparity
     from biasatlas.tidy.disparity import disparity_rows
 
     # which group of an axis is treated worse: first (the summary's rows, as disparity.add_to_section's)

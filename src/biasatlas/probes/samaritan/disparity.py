@@ -124,7 +124,7 @@ def add_to_sections(sections: list[Any], store: Any) -> None:
     from biasatlas.probes.samaritan.analysis import compare_to_control
     from biasatlas.probes.samaritan.read import load_outcomes
     from biasatlas.probes.samaritan.summary import analysis_settings
-    from biasatlas.report.disparity import add_disparity, prepend
+    from biasatlas.report.disparity_block import add_disparity, prepend
     from biasatlas.tidy.disparity import disparity_rows
 
     frame = load_outcomes(store)

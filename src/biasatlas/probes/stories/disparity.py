@@ -43,7 +43,7 @@ def print_headline(summary: dict[str, Any], console: Any) -> None:
 
 def add_to_sections(sections: list[Any], summary: dict[str, Any]) -> None:
     """The headline sentences and the group table at the top of the probe's first report section."""
-    from biasatlas.report.disparity import add_group_counts, prepend
+    from biasatlas.report.disparity_block import add_group_counts, prepend
 
     rows = statistics(summary)
     if sections and rows:
