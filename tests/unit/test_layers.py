@@ -3,7 +3,8 @@
 Layers, highest first (see ``docs/architecture.md``, "Layers")::
 
     5 interface   cli/, api.py, the package root (__init__.py)
-    4 workflows   audit/, batch/, export/, controls/, reading_step.py, reading_audit.py, report/'s assembly
+    4 workflows   audit/, batch/, export/, controls/, pack_review/, reading_step.py, reading_audit.py,
+                  report/'s assembly
     3 probes      probes/
     2 analysis    readers/, tidy/, report/'s primitives, languages/ (the packs), stats/, parsing/, validity.py,
                   terminal.py
@@ -34,7 +35,7 @@ NAMES = {INTERFACE: "interface", WORKFLOWS: "workflows", PROBES: "probes", ANALY
 TOP = {
     "cli": INTERFACE, "api": INTERFACE,
     "audit": WORKFLOWS, "batch": WORKFLOWS, "export": WORKFLOWS, "controls": WORKFLOWS, "reading_step": WORKFLOWS,
-    "reading_audit": WORKFLOWS,
+    "reading_audit": WORKFLOWS, "pack_review": WORKFLOWS,
     "probes": PROBES,
     "readers": ANALYSIS, "tidy": ANALYSIS, "languages": ANALYSIS, "stats": ANALYSIS, "parsing": ANALYSIS,
     "validity": ANALYSIS, "terminal": ANALYSIS,
@@ -59,28 +60,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the export reads a study through api.Study (outcomes and store); Study not yet moved below the API",
     ("biasatlas.export.answers", "biasatlas.api"):
         "the answers table is built on api.Study.outcomes; Study not yet moved below the API",
-    ("biasatlas.languages.check", "biasatlas.probes.contact.data"):
-        "the packs' checker checks the packs against the probes' templates and placeholders",
-    ("biasatlas.languages.check", "biasatlas.probes.contact.plan"):
-        "the packs' checker checks the packs against the probes' templates and placeholders",
-    ("biasatlas.languages.check", "biasatlas.probes.contact.wording"):
-        "the packs' checker checks the packs against the probes' templates and placeholders",
-    ("biasatlas.languages.check", "biasatlas.probes.samaritan.data"):
-        "the packs' checker checks the packs against the probes' templates and placeholders",
-    ("biasatlas.languages.review", "biasatlas.probes.contact.data"):
-        "the packs' review lists contact's templates",
-    ("biasatlas.languages.review", "biasatlas.probes.contact.plan"):
-        "the packs' review lists contact's templates",
-    ("biasatlas.languages.review_sample", "biasatlas.probes.contact.data"):
-        "the review sample renders the probes' prompts",
-    ("biasatlas.languages.review_sample", "biasatlas.probes.contact.plan"):
-        "the review sample renders the probes' prompts",
-    ("biasatlas.languages.review_sample", "biasatlas.probes.contact.wording"):
-        "the review sample renders the probes' prompts",
-    ("biasatlas.languages.review_sample", "biasatlas.probes.samaritan.data"):
-        "the review sample renders the probes' prompts",
-    ("biasatlas.languages.review_sample", "biasatlas.probes.samaritan.plan"):
-        "the review sample renders the probes' prompts",
 }
 
 
