@@ -14,7 +14,6 @@ import biasatlas
 from biasatlas.backends.fake import FakeBackend
 from biasatlas.cli.main import app
 from biasatlas.export import ExportError, export_study
-from biasatlas.export.columns import ANSWER_CORE, ANSWER_TAIL, STATISTICS
 from biasatlas.export.schema import describe
 from biasatlas.probes.leakage.data import lexicon
 from biasatlas.probes.leakage.plan import build_prompts as leakage_prompts
@@ -27,6 +26,7 @@ from biasatlas.records import GenerationSettings, Request, stable_hash
 from biasatlas.runner import run_plan
 from biasatlas.store import Store
 from biasatlas.table_files import plain_types
+from biasatlas.tidy.columns import ANSWER_CORE, ANSWER_TAIL, STATISTICS
 
 runner = CliRunner()
 PROBES = ("contact", "samaritan", "stories", "leakage")

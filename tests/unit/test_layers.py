@@ -3,9 +3,11 @@
 Layers, highest first (see ``docs/architecture.md``, "Layers")::
 
     5 interface   cli/, api.py, the package root (__init__.py)
-    4 workflows   audit/, batch/, export/, controls/, reading_step.py, reading_audit.py, report/'s assembly
+    4 workflows   audit/, batch/, export/, controls/, pack_review/, reading_step.py, reading_audit.py,
+                  report/'s assembly
     3 probes      probes/
-    2 analysis    readers/, report/'s primitives, languages/ (the packs), stats/, parsing/, validity.py, terminal.py
+    2 analysis    readers/, tidy/, report/'s primitives, languages/ (the packs), stats/, parsing/, validity.py,
+                  terminal.py
     1 execution   backends/, runner.py, planning.py, progress.py
     0 foundation  store.py, store_sql.py, records.py, decodings.py, lock.py, display.py, datafiles.py,
                   held_warnings.py, table_files.py, and the root's ``__version__``
@@ -33,10 +35,10 @@ NAMES = {INTERFACE: "interface", WORKFLOWS: "workflows", PROBES: "probes", ANALY
 TOP = {
     "cli": INTERFACE, "api": INTERFACE,
     "audit": WORKFLOWS, "batch": WORKFLOWS, "export": WORKFLOWS, "controls": WORKFLOWS, "reading_step": WORKFLOWS,
-    "reading_audit": WORKFLOWS,
+    "reading_audit": WORKFLOWS, "pack_review": WORKFLOWS,
     "probes": PROBES,
-    "readers": ANALYSIS, "languages": ANALYSIS, "stats": ANALYSIS, "parsing": ANALYSIS, "validity": ANALYSIS,
-    "terminal": ANALYSIS,
+    "readers": ANALYSIS, "tidy": ANALYSIS, "languages": ANALYSIS, "stats": ANALYSIS, "parsing": ANALYSIS,
+    "validity": ANALYSIS, "terminal": ANALYSIS,
     "backends": EXECUTION, "runner": EXECUTION, "planning": EXECUTION, "progress": EXECUTION,
     "store": FOUNDATION, "store_sql": FOUNDATION, "records": FOUNDATION, "decodings": FOUNDATION,
     "lock": FOUNDATION, "display": FOUNDATION, "datafiles": FOUNDATION, "held_warnings": FOUNDATION,
@@ -45,8 +47,8 @@ TOP = {
 
 #: report/'s primitives: they render what they are given; a probe may import them
 REPORT_PRIMITIVES = {
-    "assets", "cache", "cells", "citations", "compare", "flags", "html", "latex", "paper", "plots", "publish",
-    "reading_failures", "table_data",
+    "assets", "cache", "cells", "citations", "compare", "disparity_block", "flags", "html", "latex", "paper", "plots",
+    "publish", "reading_failures", "table_data",
 }
 #: report/'s assembly: a study's report composed out of the probes
 REPORT_ASSEMBLY = {"answers", "build", "checks", "disparity", "headlines", "metadata", "methods_doc", "overview",
@@ -58,58 +60,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "the export reads a study through api.Study (outcomes and store); Study not yet moved below the API",
     ("biasatlas.export.answers", "biasatlas.api"):
         "the answers table is built on api.Study.outcomes; Study not yet moved below the API",
-    ("biasatlas.languages.check", "biasatlas.probes.contact.data"):
-        "the packs' checker checks the packs against the probes' templates and placeholders",
-    ("biasatlas.languages.check", "biasatlas.probes.contact.plan"):
-        "the packs' checker checks the packs against the probes' templates and placeholders",
-    ("biasatlas.languages.check", "biasatlas.probes.contact.wording"):
-        "the packs' checker checks the packs against the probes' templates and placeholders",
-    ("biasatlas.languages.check", "biasatlas.probes.samaritan.data"):
-        "the packs' checker checks the packs against the probes' templates and placeholders",
-    ("biasatlas.languages.review", "biasatlas.probes.contact.data"):
-        "the packs' review lists contact's templates",
-    ("biasatlas.languages.review", "biasatlas.probes.contact.plan"):
-        "the packs' review lists contact's templates",
-    ("biasatlas.languages.review_sample", "biasatlas.probes.contact.data"):
-        "the review sample renders the probes' prompts",
-    ("biasatlas.languages.review_sample", "biasatlas.probes.contact.plan"):
-        "the review sample renders the probes' prompts",
-    ("biasatlas.languages.review_sample", "biasatlas.probes.contact.wording"):
-        "the review sample renders the probes' prompts",
-    ("biasatlas.languages.review_sample", "biasatlas.probes.samaritan.data"):
-        "the review sample renders the probes' prompts",
-    ("biasatlas.languages.review_sample", "biasatlas.probes.samaritan.plan"):
-        "the review sample renders the probes' prompts",
-    ("biasatlas.probes.contact.disparity", "biasatlas.export.tidy_disparity"):
-        "file being edited concurrently",
-    ("biasatlas.probes.contact.disparity", "biasatlas.report.disparity"):
-        "file being edited concurrently",
-    ("biasatlas.probes.contact.report", "biasatlas.export.tidy"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.contact.report", "biasatlas.export.tidy_disparity"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.contact.report", "biasatlas.report.disparity"):
-        "report/disparity.py mixes the block a probe adds (primitive) with run headlines that load probes: not split",
-    ("biasatlas.probes.contact.summary", "biasatlas.export.statistics"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.contact.summary", "biasatlas.export.tidy"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.contact.summary", "biasatlas.export.tidy_disparity"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.samaritan.disparity", "biasatlas.export.tidy_disparity"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.samaritan.disparity", "biasatlas.report.disparity"):
-        "report/disparity.py mixes the block a probe adds (primitive) with run headlines that load probes: not split",
-    ("biasatlas.probes.samaritan.report", "biasatlas.export.tidy"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.samaritan.summary", "biasatlas.export.statistics"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.samaritan.summary", "biasatlas.export.tidy"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.stories.disparity", "biasatlas.export.tidy_disparity"):
-        "the tidy-row builders (export/tidy*.py, statistics.py) are one family with tidy_disparity, not yet moved",
-    ("biasatlas.probes.stories.disparity", "biasatlas.report.disparity"):
-        "report/disparity.py mixes the block a probe adds (primitive) with run headlines that load probes: not split",
 }
 
 

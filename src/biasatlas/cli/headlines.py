@@ -93,7 +93,7 @@ def verdict_sentence(headlines: Sequence[Row], others: Sequence[Row]) -> str:
 def headline_blocks(name: str, title: str, statistics: Iterable[Row], constant: dict[str, str]
                     ) -> list[tuple[str, list[str]]]:
     """Per model x mode x language of one probe: the block's label and its lines (see the module)."""
-    from biasatlas.export.tidy_disparity import SOURCE, headline_lines
+    from biasatlas.tidy.disparity import SOURCE, headline_lines
 
     rows = list(statistics)
     group_all: dict[tuple[str, ...], list[str]] = {}

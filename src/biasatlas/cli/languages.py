@@ -50,7 +50,7 @@ def check_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")] = False,
 ) -> None:
     """Validate a pack: files, slots, descriptor forms, options, Samaritan groups, readers' tables."""
-    from biasatlas.languages.check import check_pack
+    from biasatlas.pack_review.check import check_pack
 
     report = check_pack(folder)
     figures = {k: v for k, v in report.figures.items() if k != "reader"}
@@ -88,7 +88,7 @@ def review_cmd(
     from biasatlas.cli.outputs import check_output_file
     from biasatlas.datafiles import DataFileError
     from biasatlas.languages import LanguagePackError, pack, read_pack
-    from biasatlas.languages.review_sample import PackPrompts, ReviewError
+    from biasatlas.pack_review.review_sample import PackPrompts, ReviewError
 
     if (out is None) == (apply is None):
         fail("give --out SHEET (draw a sheet) or --apply SHEET (record a filled one)")
@@ -105,7 +105,8 @@ def review_cmd(
             fail("give --lang (a shipped pack) or --pack DIR")
     except (LanguagePackError, DataFileError, ReviewError) as exc:
         fail(str(exc))
-    from biasatlas.languages import review
+    from biasatlas.languages.reviews import review_status
+    from biasatlas.pack_review import review
 
     pack_option = f" --pack {pack_dir}" if pack_dir is not None else ""
     try:
@@ -127,13 +128,13 @@ def review_cmd(
     counts = ", ".join(f"{v} {k}" for k, v in record["verdicts"].items())
     typer.echo(f"recorded in {path}: {record['reviewer']}, {record['date']}, {record['prompts_reviewed']} prompts "
                f"({counts}), {len(record['corrections'])} corrections or comments")
-    typer.echo(f"{chosen.code}: {review.review_status(read_pack(chosen.path))}")
+    typer.echo(f"{chosen.code}: {review_status(read_pack(chosen.path))}")
 
 
 def _sheet_language(sheet: Path) -> str:
     """The one language of a sheet's rows (an --apply without --lang or --pack)."""
-    from biasatlas.languages.review import read_sheet
-    from biasatlas.languages.review_sample import ReviewError
+    from biasatlas.pack_review.review import read_sheet
+    from biasatlas.pack_review.review_sample import ReviewError
 
     rows, _ = read_sheet(sheet)
     found = sorted({(r.get("language") or "").strip() for r in rows} - {""})

@@ -62,12 +62,12 @@ def export_study(
 
     from biasatlas.api import open_study
     from biasatlas.export.answers import answers_table
-    from biasatlas.export.columns import PARSED_TYPES, TYPES
     from biasatlas.export.schema import schema_text
     from biasatlas.export.statistics import statistics_rows
     from biasatlas.probes import load_probe
     from biasatlas.report.build import study_probes
     from biasatlas.table_files import plain_types, write_table
+    from biasatlas.tidy.columns import PARSED_TYPES, TYPES
 
     if fmt not in FORMATS:
         raise ExportError(f"--format {fmt!r}: valid: {', '.join(FORMATS)}")
@@ -116,7 +116,7 @@ def _statistics_frame(rows: list[dict[str, Any]]) -> Any:
     """The statistics rows with the fixed column order and types (also when there are none)."""
     import pandas as pd
 
-    from biasatlas.export.columns import STATISTICS
+    from biasatlas.tidy.columns import STATISTICS
 
     frame = pd.DataFrame(rows, columns=list(STATISTICS))
     several = {c: frame[c].map(lambda v: isinstance(v, str) and ";" in v) for c in _STAT_SETTINGS}

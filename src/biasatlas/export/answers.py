@@ -12,7 +12,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from biasatlas.export.columns import ANSWER_CORE, ANSWER_TAIL, PARSED
+from biasatlas.tidy.columns import ANSWER_CORE, ANSWER_TAIL, PARSED
 
 if TYPE_CHECKING:
     import pandas as pd

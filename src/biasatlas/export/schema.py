@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from biasatlas.export.columns import (
+from biasatlas.tidy.columns import (
     ANSWER_CORE,
     ANSWER_OPTIONAL,
     ANSWER_TAIL,

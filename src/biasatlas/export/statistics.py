@@ -3,8 +3,8 @@
 Built from ``Probe.summarise(store)`` (what `biasatlas summary --json` prints): each probe's test
 rows are mapped onto the columns of :data:`STATISTICS`, the same for every probe, so the tables
 of several probes concatenate. A value a summary does not give stays empty. Contact and samaritan
-rows come tidy from their summaries (:mod:`.tidy`); stories, leakage and debias rows are made tidy
-here (:mod:`.tidy_other`).
+rows come tidy from their summaries (:mod:`biasatlas.tidy.rows`); stories, leakage and debias rows are made
+tidy here (:mod:`.tidy_other`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from biasatlas.export.columns import STATISTICS
 from biasatlas.export.tidy_other import debias_rows, leakage_rows, stories_rows
+from biasatlas.tidy.columns import STATISTICS
 
 Row = dict[str, Any]
 
@@ -36,26 +36,6 @@ def statistics_rows(probe: str, summary: dict[str, Any], alpha: float | None = N
         rows = mapper(summary)
     return [{**dict.fromkeys(STATISTICS), "probe": probe, **{k: v for k, v in row.items() if k in STATISTICS}}
             for row in rows]
-
-
-def run_info(store: Any, probe: str) -> dict[str, dict[str, str | None]]:
-    """Per backend id: the run ids, seeds, samples and temperatures of ``probe``'s runs, each joined by ``; ``."""
-    import json
-
-    info: dict[str, dict[str, list[str]]] = {}
-    for run in store.runs(probe).to_dict("records"):
-        config = json.loads(run.get("config_json") or "{}")
-        settings = config.get("settings") or {}
-        entry = info.setdefault(str(run["backend_id"]), {"run_ids": [], "seed": [], "samples": [], "temperature": []})
-        for key, value in (("run_ids", run["run_id"]), ("seed", settings.get("seed")),
-                           ("samples", config.get("samples")), ("temperature", settings.get("temperature"))):
-            if value is not None and str(value) not in entry[key]:
-                entry[key].append(str(value))
-    from biasatlas.display import display_names
-
-    joined = {model: {k: "; ".join(v) or None for k, v in entry.items()} for model, entry in info.items()}
-    names = display_names(store.conn)  # an audit's rows name the model by its display name
-    return {**joined, **{names[m]: v for m, v in joined.items() if m in names}}
 
 
 MAPPERS: dict[str, Callable[[dict[str, Any]], list[Row]]] = {

@@ -96,8 +96,8 @@ def stories_rows(summary: dict[str, Any]) -> list[Row]:
             "n_unit": "stories with A=a and B=b (summed over the slices)", "family": family_label("stories"),
             **flag_columns("fisher", units, alpha, "the Fisher test of the cell", a.get("p")),
         })
-    from biasatlas.export.tidy_disparity import stories_group_rows
     from biasatlas.export.tidy_stories_harm import harm_rows
+    from biasatlas.tidy.disparity import stories_group_rows
 
     rows += stories_group_rows(summary.get("associations") or [], alpha)  # which groups carry them
     return rows + harm_rows(summary.get("harm") or {}, alpha, flag_columns)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from biasatlas.languages import ATLAS_LANGUAGES, LanguagePackError, pack, pack_codes
-from biasatlas.languages.review import review_status, review_summary
+from biasatlas.languages.reviews import review_status, review_summary
 
 PROBES = ("contact", "samaritan", "stories", "leakage")
 

@@ -1,7 +1,7 @@
 """Each probe's headline per model x language, for the report's overview grid: read, never recomputed.
 
 The headline rows are the statistics rows the probe's summary marks ``headline``
-(:mod:`biasatlas.export.tidy`): the same estimate, interval, adjusted p (the probe's correction
+(:mod:`biasatlas.tidy.rows`): the same estimate, interval, adjusted p (the probe's correction
 family, :mod:`biasatlas.stats.families`) and quality flags as `summary --json` and the export.
 Probes without a headline here are shown in the grid by their validity only.
 """
@@ -133,8 +133,8 @@ def leakage_headline(summary: dict[str, Any]) -> pd.DataFrame:
 def disparity_headline(summary: dict[str, Any]) -> pd.DataFrame:
     """The group-disparity headline of each family (contact: axis; Samaritan: category), with its sentence
     (``text``: "most disfavoured: …" or "no group differs: …";
-    :func:`biasatlas.export.tidy_disparity.headline_text`)."""
-    from biasatlas.export.tidy_disparity import headline_lines
+    :func:`biasatlas.tidy.disparity.headline_text`)."""
+    from biasatlas.tidy.disparity import headline_lines
 
     out = []
     for r, text in headline_lines(summary.get("statistics") or []):

@@ -103,7 +103,7 @@ def runs_section(store: Store) -> Section | None:
         "versions of biasatlas and its libraries.",
     )
     section.add_table(table, caption="Runs")
-    from biasatlas.languages.review import study_pack_line  # the packs' native-speaker reviews, as recorded
+    from biasatlas.languages.reviews import study_pack_line  # the packs' native-speaker reviews, as recorded
 
     packs = study_pack_line(store)
     if packs is not None:

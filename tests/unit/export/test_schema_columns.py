@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from biasatlas.export.columns import STATISTICS
 from biasatlas.export.schema import describe
+from biasatlas.tidy.columns import STATISTICS
 
 
 def test_model_and_model_id_are_described_as_they_are_filled() -> None:

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from scipy.stats import fisher_exact
 
-from biasatlas.export.columns import STATISTICS
 from biasatlas.export.statistics import statistics_rows
 from biasatlas.probes.leakage.model import METHOD
 from biasatlas.stats.quality import min_units
+from biasatlas.tidy.columns import STATISTICS
 
 STORIES: dict[str, Any] = {
     "tables": {"stories": 300},

@@ -7,9 +7,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from biasatlas.export.columns import STATISTICS
 from biasatlas.export.statistics import statistics_rows
 from biasatlas.probes.stories import harm_analyses
+from biasatlas.tidy.columns import STATISTICS
 
 KEYS = [f"age=a{i} -> education=e{i}" for i in range(6)]
 

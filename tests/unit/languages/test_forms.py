@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from biasatlas.datafiles import data_root
-from biasatlas.languages.check import check_pack
 from biasatlas.languages.forms import misfiled, read_form_fixes
+from biasatlas.pack_review.check import check_pack
 from biasatlas.probes.contact.data import descriptors_for, mmhb_descriptors
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -36,9 +36,9 @@ def _contact(pairs: list[tuple[float, float]], model: str = "m", language: str =
 
 
 def _contact_summary(outcomes: pd.DataFrame, correction: str = "bh") -> dict:
-    from biasatlas.export.tidy import contact_rows
     from biasatlas.probes.contact.analysis import contact_tests, records
     from biasatlas.probes.contact.summary import answer_quality
+    from biasatlas.tidy.rows import contact_rows
 
     summary = {"tests": records(contact_tests(outcomes, correction)),
                "analysis": {"alpha": 0.05, "correction": correction},
@@ -122,8 +122,8 @@ def test_a_cell_without_a_headline_says_why() -> None:
 
 
 def _samaritan_summary(frame: pd.DataFrame) -> dict:
-    from biasatlas.export.tidy import samaritan_rows
     from biasatlas.probes.samaritan.summary import _records, analyse
+    from biasatlas.tidy.rows import samaritan_rows
 
     groups = analyse(frame, 0.01, "holm")["groups"]
     summary = {"settings": {"alpha": 0.01, "correction": "holm", "ci_level": 0.95}, "groups": _records(groups)}

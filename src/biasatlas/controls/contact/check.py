@@ -83,8 +83,8 @@ def judge(findings: list[GroupFinding], measurement: contact.Measurement, alpha:
 def headline_groups(frame: Any, alpha: float) -> dict[str, str | None]:
     """Per language, the group the contact probe's group-disparity headline names as treated worse (None when
     its headline says no group differs): what `summary` and the report would print for this study."""
-    from biasatlas.export.tidy_disparity import headline_lines
     from biasatlas.probes.contact.disparity import statistics
+    from biasatlas.tidy.disparity import headline_lines
 
     out: dict[str, str | None] = {}
     for row, text in headline_lines(statistics(frame, alpha)):

@@ -190,7 +190,7 @@ def disparity(outcomes: pd.DataFrame, alpha: float = 0.05, levels: tuple[str, ..
 
 def statistics(outcomes: pd.DataFrame, alpha: float = 0.05, levels: tuple[str, ...] = LEVELS) -> list[dict[str, Any]]:
     """The group-disparity statistics rows of ``outcomes`` (as the summary's, for the report's section)."""
-    from biasatlas.export.tidy_disparity import disparity_rows
+    from biasatlas.tidy.disparity import disparity_rows
 
     return disparity_rows("contact", disparity(outcomes, alpha, levels), alpha, FAMILY)
 
@@ -203,6 +203,6 @@ METHODS = ("Contact: per model × mode × language × axis, the questions (templ
 
 def add_to_section(section: Any, outcomes: pd.DataFrame, alpha: float = 0.05) -> None:
     """The report's group-disparity block (headline sentences, forest plot, table) in the probe's section."""
-    from biasatlas.report.disparity import add_disparity
+    from biasatlas.report.disparity_block import add_disparity
 
     add_disparity(section, statistics(outcomes, alpha), "axis", METHODS, drill="contact")

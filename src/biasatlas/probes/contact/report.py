@@ -111,10 +111,10 @@ def wide_rates(table: pd.DataFrame, values: tuple[str, ...] = ("n",)) -> pd.Data
 def with_flags(tests: pd.DataFrame, out: pd.DataFrame, alpha: float = 0.05,
                quality: list[dict[str, Any]] | None = None) -> pd.DataFrame:
     """``tests`` with each row's ``flags`` and ``flag_notes``, as the statistics rows decide them (the same
-    rows as `summary --json` and the export: :func:`biasatlas.export.tidy.contact_rows`); ``quality``: the
+    rows as `summary --json` and the export: :func:`biasatlas.tidy.rows.contact_rows`); ``quality``: the
     summary's ``answer_quality`` rows where the caller has them (else computed from ``out``)."""
-    from biasatlas.export.tidy import contact_rows
     from biasatlas.probes.contact.summary import answer_quality, test_flags
+    from biasatlas.tidy.rows import contact_rows
 
     summary: dict[str, Any] = {"tests": ca.records(tests), "analysis": {"alpha": alpha},
                                "answer_quality": quality if quality is not None else ca.records(answer_quality(out))}
@@ -210,10 +210,10 @@ def sections(store: Any) -> list[Section]:
     summary = probe_summary(NAME, lambda: summarise(store))
     names = ("by_contact", "by_contact_action", "by_group", "by_scenario", "by_principle")
     tables = {name: _frame(summary, name, lambda name=name: ca.all_tables(out)[name]) for name in names}
-    from biasatlas.export.tidy_disparity import disparity_rows
     from biasatlas.probes.contact.disparity import FAMILY
     from biasatlas.probes.contact.disparity import METHODS as DISPARITY_METHODS
-    from biasatlas.report.disparity import add_disparity
+    from biasatlas.report.disparity_block import add_disparity
+    from biasatlas.tidy.disparity import disparity_rows
 
     # which group of an axis is treated worse: first (the summary's rows, as disparity.add_to_section's)
     add_disparity(section, disparity_rows(NAME, summary.get("group_disparity") or [], ALPHA, FAMILY), "axis",

@@ -87,9 +87,8 @@ def summarise(store: Any, alpha: float | None = None, correction: str | None = N
 
     # which group of an axis is treated worse: the headline (docs/methods.md, "Group disparity")
     summary["group_disparity"] = ca.records(pd.DataFrame(disparity(out, alpha)))
-    from biasatlas.export.statistics import run_info
-    from biasatlas.export.tidy import contact_rows
     from biasatlas.readers.agreement import agreement
+    from biasatlas.tidy.rows import contact_rows, run_info
 
     summary["runs"] = run_info(store, NAME)
     summary["reading"] = agreement(store, NAME, out)  # who read the answers the statistics count (issue 27)
@@ -220,8 +219,8 @@ def _print_across_languages(summary: dict[str, Any], console: Any) -> None:
 
 def print_disparity_table(summary: dict[str, Any], console: Any) -> None:
     """Each group against the other groups of its axis (all framings pooled), ordered by effect."""
-    from biasatlas.export.tidy_disparity import SOURCE
     from biasatlas.report.cells import format_p
+    from biasatlas.tidy.disparity import SOURCE
 
     rows = [r for r in summary.get("statistics") or [] if r.get("source") == SOURCE and r.get("group")
             and r.get("contact") == "all" and r.get("measure") == "decision"]
@@ -307,8 +306,8 @@ BLOCKING = ("not_tested", "too_few_units", "not_fitted", "not_converged")
 
 def test_flags(summary: dict[str, Any]) -> list[tuple[str | None, str | None]]:
     """The flags and their notes of each row of ``summary['tests']``, as its statistics row has them
-    (:func:`biasatlas.export.tidy.contact_rows` decides them once; every surface reads them from there)."""
-    from biasatlas.export.tidy import contact_test_name
+    (:func:`biasatlas.tidy.rows.contact_rows` decides them once; every surface reads them from there)."""
+    from biasatlas.tidy.rows import contact_test_name
 
     key = ("model", "mode", "language", "scale", "comparison", "measure")
     rows = {(*(str(r.get(k)) for k in key), str(r.get("test"))): r

@@ -107,7 +107,7 @@ def answer_quality(groups: list[dict[str, Any]], table: list[dict[str, Any]]) ->
 
 def statistics(outcomes: pd.DataFrame, groups_table: list[dict[str, Any]], alpha: float) -> list[dict[str, Any]]:
     """The group-disparity statistics rows (as the summary's, for the report's section)."""
-    from biasatlas.export.tidy_disparity import disparity_rows
+    from biasatlas.tidy.disparity import disparity_rows
 
     block = disparity(outcomes, groups_table, alpha)
     return disparity_rows("samaritan", answer_quality(block["groups"], groups_table), alpha, FAMILY, what="category")
@@ -121,11 +121,11 @@ def add_to_sections(sections: list[Any], store: Any) -> None:
     """The report's group-disparity block (headline sentences, forest plot, table; the spread of the gaps from
     the control and which groups differ from each other) at the top of the probe's section (its first), from
     the study's outcomes and group-vs-control table at the study's settings."""
-    from biasatlas.export.tidy_disparity import disparity_rows
     from biasatlas.probes.samaritan.analysis import compare_to_control
     from biasatlas.probes.samaritan.read import load_outcomes
     from biasatlas.probes.samaritan.summary import analysis_settings
-    from biasatlas.report.disparity import add_disparity, prepend
+    from biasatlas.report.disparity_block import add_disparity, prepend
+    from biasatlas.tidy.disparity import disparity_rows
 
     frame = load_outcomes(store)
     if not sections or frame.empty:
@@ -178,8 +178,8 @@ def print_disparity(summary: dict[str, Any], console: Any) -> None:
     """The headline of each category (the group rated unlike the others), its groups, spread and pairs."""
     from rich.table import Table
 
-    from biasatlas.export.tidy_disparity import SOURCE, headline_lines
     from biasatlas.report.cells import format_p
+    from biasatlas.tidy.disparity import SOURCE, headline_lines
 
     for row, text in headline_lines(summary.get("statistics") or []):
         cell = " · ".join(str(row[k]) for k in ("model", "language") if row.get(k))

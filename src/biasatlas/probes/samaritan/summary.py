@@ -165,9 +165,8 @@ def summarise(
     summary["group_disparity"] = _records(pd.DataFrame(answer_quality(block.get("groups", []), summary["groups"])))
     summary["group_disparity_pairs"] = _records(pd.DataFrame(block.get("pairs", [])))
     summary["group_disparity_spread"] = _records(pd.DataFrame(block.get("spread", [])))
-    from biasatlas.export.statistics import run_info
-    from biasatlas.export.tidy import samaritan_rows
     from biasatlas.readers.agreement import agreement
+    from biasatlas.tidy.rows import run_info, samaritan_rows
 
     summary["runs"] = run_info(store, NAME)
     summary["reading"] = agreement(store, NAME, frame)  # who read the answers the statistics count (issue 27)
@@ -201,10 +200,10 @@ def _cell_key(row: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
 
 def group_flags(statistics: list[dict[str, Any]]) -> dict[tuple[str, ...], tuple[str | None, str | None]]:
     """Per group (model, language, decoding, category, group): the flags and notes of its paired t-test
-    and its TOST, as the statistics rows have them (:func:`biasatlas.export.tidy.samaritan_rows` decides
+    and its TOST, as the statistics rows have them (:func:`biasatlas.tidy.rows.samaritan_rows` decides
     them once: every surface reads them from there)."""
-    from biasatlas.export.tidy import SAMARITAN_CELL
     from biasatlas.stats.quality import FLAGS
+    from biasatlas.tidy.rows import SAMARITAN_CELL
 
     found: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
     for row in statistics:
@@ -234,7 +233,7 @@ def verdict_text(row: dict[str, Any]) -> str:
 def with_flags(summary: dict[str, Any]) -> dict[str, Any]:
     """Each group row gets its ``flags`` and ``flag_notes`` (from the summary's ``statistics``); a group
     whose flags forbid a finding leaves the default-persona verdict lists for ``flagged_groups``."""
-    from biasatlas.export.tidy import SAMARITAN_CELL
+    from biasatlas.tidy.rows import SAMARITAN_CELL
 
     flags = group_flags(summary.get("statistics") or [])
     unit = (*UNIT, "category")

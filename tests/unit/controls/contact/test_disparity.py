@@ -12,11 +12,11 @@ from rich.console import Console
 
 from biasatlas.backends.fake import FakeBackend
 from biasatlas.controls.contact import data as contact
-from biasatlas.export.tidy_disparity import SOURCE, headline_lines
 from biasatlas.probes.contact.probe import PROBE
 from biasatlas.records import GenerationSettings, Request
 from biasatlas.runner import run_plan
 from biasatlas.store import Store
+from biasatlas.tidy.disparity import SOURCE, headline_lines
 
 PLANTED = set(contact.PLANTED.values())
 

@@ -10,7 +10,6 @@ import pytest
 from rich.console import Console
 
 from biasatlas.backends.fake import FakeBackend
-from biasatlas.export.columns import STATISTICS
 from biasatlas.probes.samaritan.plan import DEFAULT_MAX_TOKENS, build_prompts
 from biasatlas.probes.samaritan.probe import PROBE
 from biasatlas.probes.samaritan.read import load_outcomes
@@ -19,6 +18,7 @@ from biasatlas.probes.samaritan.report_languages import section
 from biasatlas.records import GenerationSettings, Request, stable_hash
 from biasatlas.runner import run_plan
 from biasatlas.store import Store
+from biasatlas.tidy.columns import STATISTICS
 
 
 def script(request: Request) -> str:

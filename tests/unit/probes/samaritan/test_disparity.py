@@ -11,12 +11,12 @@ import pytest
 from rich.console import Console
 
 from biasatlas.backends.fake import FakeBackend
-from biasatlas.export.tidy_disparity import SOURCE, headline_lines
 from biasatlas.probes.samaritan.plan import DEFAULT_MAX_TOKENS, build_prompts
 from biasatlas.probes.samaritan.probe import PROBE
 from biasatlas.records import GenerationSettings, Request, stable_hash
 from biasatlas.runner import run_plan
 from biasatlas.store import Store
+from biasatlas.tidy.disparity import SOURCE, headline_lines
 
 
 def _study(tmp_path: Path, shifts: dict[str, float], sections: list[Any] | None = None) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """Native-speaker review of a language pack: a sheet to fill in, and the record a filled sheet leaves.
 
 ``biasatlas languages review --lang fr --n 200 --out sheet.csv`` writes a seeded, stratified sample of the
-pack's rendered prompts (:mod:`biasatlas.languages.review_sample`), each with the English prompt of its design
+pack's rendered prompts (:mod:`biasatlas.pack_review.review_sample`), each with the English prompt of its design
 cell, and a guide next to it. ``--apply sheet.csv --reviewer NAME`` checks every filled row against the pack
 (the row's prompt rendered again must have its id) and appends a record to the pack folder's
 ``reviews.yaml``: who, when, how many prompts, the verdict counts, the sheet's sha256, the corrections.
-A pack is called reviewed only on such records (:attr:`biasatlas.languages.Pack.reviews`).
+A pack is called reviewed only on such records (:attr:`biasatlas.languages.Pack.reviews`; what they say:
+:mod:`biasatlas.languages.reviews`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from typing import Any
 import yaml
 
 from biasatlas.languages import REVIEWS_FILE, Pack, read_reviews
-from biasatlas.languages.review_sample import (
+from biasatlas.languages.reviews import VERDICTS
+from biasatlas.pack_review.review_sample import (
     CONTACT,
     PackPrompts,
     ReviewError,
@@ -32,7 +34,6 @@ from biasatlas.languages.review_sample import (
     sample_units,
 )
 
-VERDICTS = ("ok", "awkward", "wrong")
 COLUMNS = ("prompt_id", "language", "probe", "axis", "group", "descriptor", "scenario", "frame", "prompt",
            "english_prompt", "english_match", "design", "verdict", "correction", "comment")
 #: the columns --apply needs (the others are there for the reader)
@@ -254,54 +255,3 @@ def append_record(pack: Pack, record: dict[str, Any]) -> Path:
 
     shipped.cache_clear()  # a shipped pack read before this record is out of date
     return path
-
-
-# ---- what the records say -------------------------------------------------------------------------------
-def review_summary(pack: Pack) -> dict[str, Any]:
-    """Reviewers (distinct names), reviews, prompts reviewed, verdict counts, share accepted (verdict ok)."""
-    counts: Counter[str] = Counter()
-    for record in pack.reviews:
-        for verdict, n in (record.get("verdicts") or {}).items():
-            counts[str(verdict)] += int(n)
-    total = sum(counts.values())
-    return {"reviewers": len({str(r.get("reviewer")) for r in pack.reviews}), "reviews": len(pack.reviews),
-            "prompts_reviewed": total, "verdicts": {v: counts[v] for v in VERDICTS},
-            "accepted": counts["ok"] / total if total else None}
-
-
-def review_status(pack: Pack) -> str:
-    """"machine-drafted, read by N reviewers, M prompts reviewed, K% accepted", or "machine-drafted, not
-    reviewed by a native speaker" where no review is recorded (whatever the manifest's rows say)."""
-    s = review_summary(pack)
-    if not s["prompts_reviewed"]:
-        return "machine-drafted, not reviewed by a native speaker"
-    who = f"{s['reviewers']} reviewer{'s' if s['reviewers'] != 1 else ''}"
-    return (f"machine-drafted, read by {who}, {s['prompts_reviewed']} prompts reviewed, "
-            f"{100 * s['accepted']:.0f}% accepted")
-
-
-def study_pack_line(store: Any) -> str | None:
-    """:func:`provenance_line` of the languages of a study's contact and Samaritan prompts."""
-    from biasatlas.languages import ATLAS_LANGUAGES
-
-    found = {str(row[0]) for row in store.conn.execute(
-        "SELECT DISTINCT language FROM prompts WHERE probe IN ('contact', 'samaritan')")}
-    order = [c for c in ATLAS_LANGUAGES if c in found] + sorted(found - set(ATLAS_LANGUAGES))
-    return provenance_line(order)
-
-
-def provenance_line(codes: Sequence[str]) -> str | None:
-    """The report's line on the language packs of a study's prompts (None when none of them has a pack)."""
-    from biasatlas.languages import LanguagePackError, pack
-
-    parts = []
-    for code in codes:
-        try:
-            p = pack(code)
-        except LanguagePackError:
-            continue
-        parts.append(f"{p.name} ({code}): {review_status(p)}")
-    if not parts:
-        return None
-    return ("Language packs of the contact and Samaritan prompts (native-speaker reviews recorded with "
-            "`biasatlas languages review`): " + "; ".join(parts) + ".")

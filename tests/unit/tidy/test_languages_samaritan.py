@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from biasatlas.export.columns import STATISTICS
-from biasatlas.export.tidy import samaritan_rows
 from biasatlas.probes.samaritan.across_languages import language_differences
+from biasatlas.tidy.columns import STATISTICS
+from biasatlas.tidy.rows import samaritan_rows
 
 
 def _block() -> dict[str, object]:

@@ -19,7 +19,7 @@ ESTIMAND = "group's share of biased decisions − the other groups' share in the
 
 def across_language_rows(summary: dict[str, Any]) -> list[Row]:
     """Effect rows and test rows (none when the study's answers are in one language); the caller adds
-    the run columns and completes them (:func:`biasatlas.export.tidy.contact_rows`)."""
+    the run columns and completes them (:func:`biasatlas.tidy.rows.contact_rows`)."""
     block = summary.get("across_languages") or {}
     if not block:
         return []
@@ -58,7 +58,7 @@ SAMARITAN_ESTIMAND = "mean paired difference group − control in this language 
 
 def samaritan_across_language_rows(summary: dict[str, Any]) -> list[Row]:
     """The Samaritan block's effect and test rows (none with one language); the caller adds the run columns
-    and completes them (:func:`biasatlas.export.tidy.samaritan_rows`)."""
+    and completes them (:func:`biasatlas.tidy.rows.samaritan_rows`)."""
     block = summary.get("across_languages") or {}
     if not block:
         return []

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from biasatlas.export.columns import STATISTICS
-from biasatlas.export.tidy import contact_rows
 from biasatlas.probes.contact.across_languages import across_languages
+from biasatlas.tidy.columns import STATISTICS
+from biasatlas.tidy.rows import contact_rows
 
 
 def _frame() -> pd.DataFrame:

@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from biasatlas.languages import pack, pack_codes
-from biasatlas.languages.check import check_pack
+from biasatlas.pack_review.check import check_pack
 from biasatlas.probes.contact.data import descriptors_for
 from biasatlas.probes.contact.wording import merges, read_same_wording
 

@@ -13,17 +13,9 @@ import pytest
 import yaml
 
 from biasatlas.languages import REVIEWS_FILE, pack, packs_root, read_pack
-from biasatlas.languages.review import (
-    COLUMNS,
-    append_record,
-    provenance_line,
-    review_record,
-    review_status,
-    review_summary,
-    sheet_rows,
-    write_sheet,
-)
-from biasatlas.languages.review_sample import CONTACT, SAMARITAN, PackPrompts, ReviewError, draw, sample_units
+from biasatlas.languages.reviews import provenance_line, review_status, review_summary
+from biasatlas.pack_review.review import COLUMNS, append_record, review_record, sheet_rows, write_sheet
+from biasatlas.pack_review.review_sample import CONTACT, SAMARITAN, PackPrompts, ReviewError, draw, sample_units
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from biasatlas.export.columns import STATISTICS
 from biasatlas.stats.families import family_label
 from biasatlas.stats.quality import Quality, answer_flags, attainable_flag, not_tested, units_flag
+from biasatlas.tidy.columns import STATISTICS
 
 Row = dict[str, Any]
 CONTACT_CELL = ("model", "mode", "language", "scale")
@@ -34,6 +34,26 @@ _AGGREGATION = {
 
 def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def run_info(store: Any, probe: str) -> dict[str, dict[str, str | None]]:
+    """Per backend id: the run ids, seeds, samples and temperatures of ``probe``'s runs, each joined by ``; ``."""
+    import json
+
+    info: dict[str, dict[str, list[str]]] = {}
+    for run in store.runs(probe).to_dict("records"):
+        config = json.loads(run.get("config_json") or "{}")
+        settings = config.get("settings") or {}
+        entry = info.setdefault(str(run["backend_id"]), {"run_ids": [], "seed": [], "samples": [], "temperature": []})
+        for key, value in (("run_ids", run["run_id"]), ("seed", settings.get("seed")),
+                           ("samples", config.get("samples")), ("temperature", settings.get("temperature"))):
+            if value is not None and str(value) not in entry[key]:
+                entry[key].append(str(value))
+    from biasatlas.display import display_names
+
+    joined = {model: {k: "; ".join(v) or None for k, v in entry.items()} for model, entry in info.items()}
+    names = display_names(store.conn)  # an audit's rows name the model by its display name
+    return {**joined, **{names[m]: v for m, v in joined.items() if m in names}}
 
 
 def run_columns(runs: dict[str, Any] | None, model: Any) -> Row:
@@ -131,10 +151,10 @@ def contact_rows(summary: dict[str, Any]) -> list[Row]:
                 "its samples' P(biased)", **_flag_columns(Quality().merge(base).merge(
                     units_flag("paired_t", test.get("n"), alpha, "t interval")), "paired_t", alpha),
             })
-    from biasatlas.export.tidy_languages import across_language_rows
+    from biasatlas.tidy.languages import across_language_rows
 
     rows += [{**row, **run_columns(summary.get("runs"), row.get("model"))} for row in across_language_rows(summary)]
-    from biasatlas.export.tidy_disparity import disparity_rows
+    from biasatlas.tidy.disparity import disparity_rows
 
     rows += [{**row, **run_columns(summary.get("runs"), row.get("model"))} for row in disparity_rows(
         "contact", summary.get("group_disparity") or [], alpha, ("model", "mode", "language", "axis"))]
@@ -190,11 +210,11 @@ def samaritan_rows(summary: dict[str, Any]) -> list[Row]:
             rows.append({**common, "test": name, "p": p, "p_adj": p_adj, **extra,
                          "significant": None if _missing(p_adj) else bool(p_adj < alpha),
                          **_flag_columns(quality, kind, alpha)})
-    from biasatlas.export.tidy_languages import samaritan_across_language_rows
+    from biasatlas.tidy.languages import samaritan_across_language_rows
 
     rows += [{**row, **run_columns(summary.get("runs"), row.get("model")), "temperature": row.get("temperature")}
              for row in samaritan_across_language_rows(summary)]
-    from biasatlas.export.tidy_disparity import disparity_rows
+    from biasatlas.tidy.disparity import disparity_rows
 
     rows += [{**row, **run_columns(summary.get("runs"), row.get("model")), "temperature": row.get("temperature")}
              for row in disparity_rows("samaritan", summary.get("group_disparity") or [], alpha,

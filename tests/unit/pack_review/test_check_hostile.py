@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from biasatlas.languages.check import check_pack
+from biasatlas.pack_review.check import check_pack
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_check import _write

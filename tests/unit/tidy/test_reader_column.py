@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from biasatlas.backends.fake import FakeBackend
-from biasatlas.export.tidy import reader_text
 from biasatlas.probes import load_probe
 from biasatlas.records import GenerationSettings
 from biasatlas.runner import run_plan
 from biasatlas.store import Store
+from biasatlas.tidy.rows import reader_text
 
 
 def test_reader_text() -> None:

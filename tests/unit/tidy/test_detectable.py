@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from biasatlas.export.tidy import detectable
 from biasatlas.report.overview import _headline_lines
 from biasatlas.stats.power import detectable_effect
+from biasatlas.tidy.rows import detectable
 
 
 def test_mcnemar_rows_use_the_observed_discordance() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from biasatlas.export.tidy_disparity import disparity_rows, headline_lines, headline_text
+from biasatlas.tidy.disparity import disparity_rows, headline_lines, headline_text
 
 CELL = ("model", "mode", "language", "axis")
 
