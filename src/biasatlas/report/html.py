@@ -173,13 +173,21 @@ def table_html(frame: pd.DataFrame, caption: str = "", *, drill: str = "",
     # every cell is our text (see report/cells.py); a line break travels as a private-use character that
     # becomes <br> after pandas escaped the cell (pandas would write a line break as the two characters \n)
     shown = page_cells(frame).map(lambda v: clean(v.replace(_BREAK, "")).replace("\t", " ").replace("\n", _BREAK))
-    body = shown.to_html(index=False, escape=True, classes="data display compact", border=0)
-    body = body.replace(_BREAK, "<br>")
+    body = _table_markup(shown).replace(_BREAK, "<br>")
     cap = f"<p class='caption'>{prose(caption)}</p>" if caption else ""
     if drill and not frame.empty:
         spec = escape(json.dumps({"probe": drill, **drill_spec(frame, drill_models)}, ensure_ascii=False))
         return f"<div class='table' data-drill='{spec}'>{cap}{body}</div>"
     return f"<div class='table'>{cap}{body}</div>"
+
+
+def _table_markup(shown: pd.DataFrame) -> str:
+    """pandas' ``to_html`` of a frame of text cells (escaped as pandas escapes them), its header from pandas and
+    its rows written here: pandas' writer took a fifth of a 50-model report's time on the rows alone."""
+    head = shown.head(0).to_html(index=False, escape=True, classes="data display compact", border=0)
+    rows = "".join("    <tr>\n" + "".join(f"      <td>{html.escape(v, quote=False)}</td>\n" for v in row)
+                   + "    </tr>\n" for row in shown.itertuples(index=False, name=None))
+    return head[:head.index("<tbody>")] + "<tbody>\n" + rows + "  </tbody>\n</table>"
 
 
 #: a text column whose one value is longer than this is said once for the table, not on every row

@@ -169,8 +169,18 @@ def latex_table(frame: pd.DataFrame, caption: str, label: str) -> str:
     names = short_models(texts + tops + [caption, constants])
     heads = [_head(h, raw) for h in raw]
     p_columns = [is_p_column(c) for c in columns]
-    cells = [[_cell(v, p_columns[i], names) for i, v in enumerate(row)]
-             for row in frame.itertuples(index=False, name=None)]
+    memo: dict[tuple[object, ...], str] = {}  # a side-by-side table repeats its values: each written once
+
+    def cell(value: object, p_value: bool) -> str:
+        try:
+            key = (type(value), value, p_value)
+            if key not in memo:
+                memo[key] = _cell(value, p_value, names)
+            return memo[key]
+        except TypeError:  # an unhashable value
+            return _cell(value, p_value, names)
+
+    cells = [[cell(v, p_columns[i]) for i, v in enumerate(row)] for row in frame.itertuples(index=False, name=None)]
     specs, width = [], 0.0
     for i, column in enumerate(columns):
         series = frame[column]

@@ -13,7 +13,15 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
+
+# the static (matplotlib) figures' fonts: named here too, where the probes import them
+from biasatlas.report.figure_fonts import BASE_FONT as BASE_FONT
+from biasatlas.report.figure_fonts import FALLBACK_FONTS as FALLBACK_FONTS
+from biasatlas.report.figure_fonts import figure_fonts as figure_fonts
+from biasatlas.report.figure_fonts import lay_out as lay_out
+from biasatlas.report.figure_fonts import use_figure_fonts as use_figure_fonts
 
 #: contact framings in their colours, as in the static figures
 CONTACT_COLORS = {"none": "#999999", "positive": "#3a923a", "negative": "#c0392b"}
@@ -135,14 +143,15 @@ def interval_figure(
         col += 1
         groups = list(part.groupby(group, sort=False)) if group else [("", part)]
         for name, rows in groups:
-            labels = [" · ".join(display_text(_text(r[k]), names) for k in keys) for _, r in rows.iterrows()]
-            est = pd.to_numeric(rows[estimate], errors="coerce")
-            plus = (pd.to_numeric(rows[high], errors="coerce") - est).clip(lower=0)
-            minus = (est - pd.to_numeric(rows[low], errors="coerce")).clip(lower=0)
+            records = rows.to_dict("records")  # rows as dicts: iterrows builds a Series per row (slow at 600 panels)
+            labels = [" · ".join(display_text(_text(r[k]), names) for k in keys) for r in records]
+            est = pd.to_numeric(rows[estimate], errors="coerce").to_numpy(float)
+            plus = np.clip(pd.to_numeric(rows[high], errors="coerce").to_numpy(float) - est, 0, None)
+            minus = np.clip(est - pd.to_numeric(rows[low], errors="coerce").to_numpy(float), 0, None)
             where = [f"{html.escape(str(group))}: {_text(name)}"] if group else []
             hover = [hover_lines(r[estimate], r[low], r[high], r[n] if n else None, r[p] if p else None,
                                  unit=unit, p_label=p_label, extra=[f"<b>{lab}</b>", *where])
-                     for lab, (_, r) in zip(labels, rows.iterrows(), strict=True)]
+                     for lab, r in zip(labels, records, strict=True)]
             error = {"type": "data", "symmetric": False, "array": plus.tolist(), "arrayminus": minus.tolist(),
                      "color": "#444"}
             color = (colors or {}).get(str(name))
@@ -171,8 +180,11 @@ def interval_figure(
         top = pd.to_numeric(frame[high], errors="coerce").max()
         top = bounds[1] if pd.isna(top) or top <= 0 else min(bounds[1], 1.1 * float(top))
         (fig.update_xaxes if horizontal else fig.update_yaxes)(range=[bounds[0], top])
-    if horizontal:
-        fig.add_vline(x=0, line={"color": "#999", "dash": "dot"})
+    if horizontal:  # one shape per panel: add_vline looks at every axis of the figure for each (minutes at 600)
+        fig.update_layout(shapes=[*fig.layout.shapes, *(
+            {"type": "line", "x0": 0, "x1": 0, "xref": f"x{i + 1 if i else ''}", "y0": 0, "y1": 1,
+             "yref": f"y{i + 1 if i else ''} domain", "line": {"color": "#999", "dash": "dot"}}
+            for i in range(len(panels)))])
     rows_per_panel = max((len(part) for _, part in panels), default=1)
     height = (max(360, 28 * rows_per_panel + 160) if horizontal else 420) * n_rows
     # points of several groups at one category side by side (dodged), not drawn over each other
@@ -334,64 +346,3 @@ def disparity_forest(rows: Sequence[dict[str, Any]], family: str = "axis", *, dr
     fig.update_layout(height=160 + 24 * sum(sizes) + 60 * len(panels), template="plotly_white",
                       margin={"l": 10, "r": 10, "t": 40, "b": 30}, shapes=shapes, **axes)
     return fig
-
-
-# ---- fonts of the static (matplotlib) figures ------------------------------------------------------------------
-#: installed fonts that hold CJK glyphs and symbols, in order of preference (Debian: fonts-noto-cjk, fonts-symbola);
-#: matplotlib's DejaVu Sans comes first, and each character is drawn by the first font that has it
-FALLBACK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK KR", "Source Han Sans", "Noto Sans SC",
-                  "WenQuanYi Zen Hei", "Droid Sans Fallback", "Lohit Devanagari", "Noto Sans Devanagari", "Symbola",
-                  "Noto Emoji")
-BASE_FONT = "DejaVu Sans"
-
-
-def figure_fonts() -> list[str]:
-    """The font families of the SVG/PDF figures: DejaVu Sans, then every installed font of FALLBACK_FONTS.
-
-    Without any of them (no CJK font installed) DejaVu Sans alone: the figure is still made, and characters
-    it lacks are drawn as boxes (matplotlib warns once per glyph).
-    """
-    from matplotlib import font_manager
-
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    # a fallback font missing from matplotlib's list: look on the disk once per list (a walk of the font folders)
-    if not set(FALLBACK_FONTS) <= installed and id(font_manager.fontManager.ttflist) not in _LOOKED_FOR_NEW_FONTS:
-        _add_new_fonts(font_manager)
-        _LOOKED_FOR_NEW_FONTS.add(id(font_manager.fontManager.ttflist))
-        installed = {f.name for f in font_manager.fontManager.ttflist}
-    return [BASE_FONT, *(name for name in FALLBACK_FONTS if name in installed)]
-
-
-_LOOKED_FOR_NEW_FONTS: set[int] = set()
-
-
-def _add_new_fonts(font_manager: Any) -> None:
-    """Fonts installed after matplotlib cached its font list (it reads the system's fonts once): added here."""
-    known = {f.fname for f in font_manager.fontManager.ttflist}
-    for path in font_manager.findSystemFonts():
-        if path not in known and any(k in path for k in ("CJK", "Symbola", "wqy", "DroidSansFallback",
-                                                                 "Devanagari", "lohit")):
-            try:
-                font_manager.fontManager.addfont(path)
-            except (OSError, RuntimeError, ValueError):  # a font file FreeType cannot read: left out
-                continue
-
-
-def lay_out(figure: Any) -> None:
-    """``figure.tight_layout()`` measured in the fonts it will be drawn with (:func:`use_figure_fonts`): laid
-    out in DejaVu Sans alone, a Devanagari or CJK label would be measured as boxes (and warned of, per glyph)."""
-    use_figure_fonts(figure)
-    figure.tight_layout()
-
-
-def use_figure_fonts(figure: Any) -> None:
-    """Every sans-serif text of a matplotlib ``figure`` (titles, ticks, legends: model names) in
-    :func:`figure_fonts`, so that a CJK or emoji model name is drawn with a font that has its glyphs."""
-    from matplotlib.text import Text
-
-    families = figure_fonts()
-    if len(families) == 1:
-        return  # nothing to fall back to
-    for text in figure.findobj(Text):
-        if text.get_fontfamily() and text.get_fontfamily()[0] in ("sans-serif", BASE_FONT):
-            text.set_fontfamily(families)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -166,21 +165,9 @@ def lazy_figure(make: Callable[[], Any], caption: str) -> FigureFile:
 
 def _save(figure: Any) -> dict[str, bytes]:
     """``figure`` saved as SVG and PDF; the figure is closed."""
-    import matplotlib.pyplot as plt
+    from biasatlas.report.figure_fonts import save_vector
 
-    from biasatlas.report.plots import use_figure_fonts
-
-    use_figure_fonts(figure)  # CJK and emoji model names drawn, not boxes
-    files = {}
-    try:
-        for fmt in ("svg", "pdf"):
-            buf = io.BytesIO()
-            # no timestamp, so the same study gives the same bytes
-            figure.savefig(buf, format=fmt, bbox_inches="tight", metadata={"Date": None})
-            files[fmt] = buf.getvalue()
-    finally:
-        plt.close(figure)
-    return files
+    return save_vector(figure)
 
 
 def latex_table(frame: pd.DataFrame, caption: str, label: str = "tab:table") -> str:

@@ -108,3 +108,40 @@ def test_a_probe_figure_laid_out_with_hindi_names_warns_of_no_missing_glyph() ->
         fig = report_languages._static(part)
         render_figure(fig, "across languages")
     plt.close(fig)
+
+
+def test_a_label_dejavu_sans_draws_whole_keeps_it_alone() -> None:
+    """Six font families resolved for each of hundreds of ASCII tick labels, at every draw, cost a third of a
+    large figure's time: only a text with a character DejaVu Sans lacks gets the fallback fonts."""
+    fig, ax = plt.subplots()
+    ax.set_title("local:smollm2 · de · certainty − 0.1")
+    ax.set_xticks([0, 1], [NAME, "gpt-4o"])
+    plots.use_figure_fonts(fig)
+    assert ax.title.get_fontfamily() == ["sans-serif"]
+    assert [t.get_fontfamily() for t in ax.get_xticklabels()][1] == ["sans-serif"]
+    if cjk_installed():
+        assert ax.get_xticklabels()[0].get_fontfamily() == plots.figure_fonts()
+    plt.close(fig)
+
+
+def test_saving_svg_and_pdf_measures_the_tight_box_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """savefig(bbox_inches="tight") draws a figure once more per format only to measure it: the box is measured
+    once for both (3 draws, not 4), and the files are still cropped to it."""
+    from matplotlib.figure import Figure
+
+    draws = [0]
+    draw = Figure.draw
+
+    def counted(self: Figure, renderer: object) -> None:
+        draws[0] += 1
+        draw(self, renderer)
+
+    monkeypatch.setattr(Figure, "draw", counted)
+    fig, ax = plt.subplots(figsize=(8, 6))
+    ax.plot([0, 1], [0, 1])
+    ax.set_xlabel("x")
+    files = render_figure(fig, "counted")
+    assert draws[0] == 3
+    width = float(re.search(rb'<svg[^>]*width="([0-9.]+)pt"', files.svg).group(1))  # type: ignore[union-attr]
+    assert width < 8 * 72 * 0.97  # cropped to the axes and labels (a bare 8-inch figure is 576 pt)
+    assert files.pdf.startswith(b"%PDF")
