@@ -255,3 +255,15 @@ def test_table_6_from_a_study_summary(tmp_path: Path) -> None:
     assert rows.loc["Setting 4", "p vs No FT, Holm (ours)"] == 1.0
     assert set(rows["n items (ours)"]) == {len(prompts)}
     assert [s.title for s in sections(summary)][-1] == pr.CITE
+
+
+def test_figure_panels_follow_the_papers_contact_order(summary: dict[str, Any]) -> None:
+    """The interactive Figure 4 shows No, Positive, Negative Contact in that order (as the drawn one), never
+    sorted by name."""
+    from biasatlas.probes.debias import paper_figures as pf
+
+    comps = pr.comparisons(summary)
+    cells = [{**cell, "setting": comp["unit"]} for comp in comps for cell in comp["tables"]["overall"]]
+    figure = pf.plot(pf.panels(cells), ["setting"])
+    titles = [a.text for a in figure.layout.annotations if a.text in pf.CONTACT_NAMES.values()]
+    assert titles == ["No Contact", "Positive Contact", "Negative Contact"]
