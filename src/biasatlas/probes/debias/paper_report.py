@@ -62,6 +62,19 @@ def _rank(name: str) -> int:
     return ORDER.index(name) if name in ORDER else len(ORDER)
 
 
+def _number(name: str) -> int:
+    """The setting's place in the settings' own order (1, 2, 3a-c, 4-6): Table 6's rows and Figure 4's bars."""
+    names = list(SETTINGS)
+    return names.index(name) if name in names else len(names)
+
+
+def figure_4_cells(comps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every comparison's overall cells, each named by its setting's label, the settings in their numbers' order."""
+    ordered = sorted(comps, key=lambda c: _number(str(c["setting"])))  # stable: a setting's units keep their order
+    return [{**cell, "setting": comp["unit"]} for comp in ordered
+            for cell in comp.get("tables", {}).get("overall") or []]
+
+
 def comparisons(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """The contact comparisons in the paper's order, each with ``unit``: its setting, and its base model, mode,
     part or split where the study holds several (never two comparisons under one label)."""
@@ -161,9 +174,9 @@ def _accuracy(score: dict[str, Any]) -> tuple[int, int]:
 
 def bbq_models(summary: dict[str, Any]) -> list[tuple[str, str, str, list[dict[str, Any]]]]:
     """(Table 6's row, the pairwise bootstrap's label of the model and of its base, the model's ``bbq.scores``
-    rows): each base model first ("No FT"), then each setting's tuned model in the paper's order."""
+    rows): each base model first ("No FT"), then each setting's tuned model in the settings' order (the paper's Setting 1-8)."""
     checks = sorted((q for q in summary.get("quality", []) if q.get("task") == "bbq" and q.get("n")),
-                    key=lambda q: _rank(str(q["setting"])))
+                    key=lambda q: _number(str(q["setting"])))
     bases = {str(q["before_model"]) for q in checks}
     out: list[tuple[str, str, str, list[dict[str, Any]]]] = []
     for side, key in (("before", "before_model"), ("after", "after_model")):
@@ -249,8 +262,7 @@ def pairwise_table(block: dict[str, Any]) -> pd.DataFrame:
 
 def _figures(section: Section, comps: list[dict[str, Any]]) -> list[str]:
     """Figures 4-7, one figure each over the settings that have its cells; the missing ones' names."""
-    cells = [{**cell, "setting": comp["unit"]} for comp in comps
-             for cell in comp.get("tables", {}).get("overall") or []]
+    cells = figure_4_cells(comps)
     missing = []
     if cells:
         pf.add_figure(section, cells, ["setting"], "% biased before and after tuning, every setting",

@@ -267,3 +267,14 @@ def test_figure_panels_follow_the_papers_contact_order(summary: dict[str, Any]) 
     figure = pf.plot(pf.panels(cells), ["setting"])
     titles = [a.text for a in figure.layout.annotations if a.text in pf.CONTACT_NAMES.values()]
     assert titles == ["No Contact", "Positive Contact", "Negative Contact"]
+
+
+def test_table_6_and_figure_4_in_the_settings_numbers_order(summary: dict[str, Any]) -> None:
+    """Table 6 numbers its rows Setting 1-8 in the paper (settings 1, 2, 3a-c, 4-6 in turn); Figure 4 shows every
+    setting in that order too. Only Table 4 puts settings 3a-c first (its rows are theirs)."""
+    renamed = {"mixed": "cross-scale-certainty"}
+    quality = [{**q, "setting": renamed.get(q["setting"], q["setting"])} for q in summary["quality"]]
+    table = pr.table_6({"quality": quality})
+    assert table["Model"].tolist() == ["No FT", "Setting 2", "Setting 3a"]
+    cells = pr.figure_4_cells(pr.comparisons(summary))
+    assert list(dict.fromkeys(c["setting"] for c in cells)) == ["Setting 1", "Setting 3a", "Setting 4"]
