@@ -174,7 +174,8 @@ def _accuracy(score: dict[str, Any]) -> tuple[int, int]:
 
 def bbq_models(summary: dict[str, Any]) -> list[tuple[str, str, str, list[dict[str, Any]]]]:
     """(Table 6's row, the pairwise bootstrap's label of the model and of its base, the model's ``bbq.scores``
-    rows): each base model first ("No FT"), then each setting's tuned model in the settings' order (the paper's Setting 1-8)."""
+    rows): each base model first ("No FT"), then each setting's tuned model in the settings' order
+    (the paper's Setting 1-8)."""
     checks = sorted((q for q in summary.get("quality", []) if q.get("task") == "bbq" and q.get("n")),
                     key=lambda q: _number(str(q["setting"])))
     bases = {str(q["before_model"]) for q in checks}
@@ -250,10 +251,17 @@ def _round(value: Any, places: int = 3) -> float:
     return float("nan") if value is None or pd.isna(value) else round(float(value), places)
 
 
-def pairwise_table(block: dict[str, Any]) -> pd.DataFrame:
+def model_names(summary: dict[str, Any]) -> dict[str, str]:
+    """The pairwise bootstrap's label of each model -> its row in Table 6 ("No FT", "Setting 2", ...)."""
+    return {label: row for row, label, _, _ in bbq_models(summary)}
+
+
+def pairwise_table(block: dict[str, Any], names: dict[str, str] | None = None) -> pd.DataFrame:
     """Every pair and statistic of the bootstrap: both values, the difference (second − first) with its interval,
-    p and Holm-adjusted p (ours: the paper gives no procedure)."""
-    return pd.DataFrame([{"First": r["first"], "Second": r["second"], "Statistic": r["statistic"], "n": r["n"],
+    p and Holm-adjusted p (ours: the paper gives no procedure); the models named as Table 6's rows by ``names``."""
+    names = names or {}
+    return pd.DataFrame([{"First": names.get(r["first"], r["first"]), "Second": names.get(r["second"], r["second"]),
+                          "Statistic": r["statistic"], "n": r["n"],
                           "First value": _round(r.get("first_value")), "Second value": _round(r.get("second_value")),
                           "Difference": _round(r.get("difference")), "ci_low": _round(r.get("ci_low")),
                           "ci_high": _round(r.get("ci_high")), "p": r.get("p"), "p adj (Holm)": r.get("p_adj")}
@@ -332,7 +340,8 @@ def sections(summary: dict[str, Any]) -> list[Section]:
                           "The paper numbers its rows Setting 1-8; ours are named by setting (3a, 3b, 3c)")
         block = summary.get("bbq_pairwise")
         if block and block.get("rows"):
-            section.add_table(pairwise_table(block), f"{CITE}, Table 6: BBQ between every two models, paired "
+            section.add_table(pairwise_table(block, model_names(summary)),
+                              f"{CITE}, Table 6: BBQ between every two models (named as Table 6's rows), paired "
                               f"bootstrap of items ({block['resamples']} resamples, seed {block['seed']}), second − "
                               "first; p adjusted with Holm over the pairs of a statistic (ours)")
     else:

@@ -278,3 +278,14 @@ def test_table_6_and_figure_4_in_the_settings_numbers_order(summary: dict[str, A
     assert table["Model"].tolist() == ["No FT", "Setting 2", "Setting 3a"]
     cells = pr.figure_4_cells(pr.comparisons(summary))
     assert list(dict.fromkeys(c["setting"] for c in cells)) == ["Setting 1", "Setting 3a", "Setting 4"]
+
+
+def test_pairwise_table_names_the_models_as_table_6_does(summary: dict[str, Any]) -> None:
+    names = pr.model_names(summary)
+    assert names == {"base (no fine-tuning)": "No FT", "mixed": "Setting 1", "cross-dataset": "Setting 2"}
+    pairs = pr.pairwise_table(summary["bbq_pairwise"], names)
+    shown = set(pairs["First"]) | set(pairs["Second"])
+    assert shown == set(pr.table_6(summary)["Model"])
+    # the page's table is the named one
+    text = _text(pr.sections(summary)[0])
+    assert "base (no fine-tuning)" not in text and "<td>No FT</td>" in text
