@@ -35,6 +35,9 @@ BBQ_COLUMNS = {"Age": "Age", "Disability_status": "Disability", "Gender_identity
                "Nationality": "Nationality", "Physical_appearance": "Phys App", "Race_ethnicity": "Race Eth",
                "Race_x_gender": "Race Gen", "Race_x_SES": "Race Ses", "Religion": "Religion", "SES": "Ses",
                "Sexual_orientation": "Sex Orient"}
+#: the pairwise bootstrap's statistics as Table 6's columns name them
+STATISTIC_NAMES = {"accuracy": "Accuracy", "bias_disambig": "Bias score, disambiguated",
+                   "bias_ambig": "Bias score, ambiguous"}
 TABLE_5_COLUMNS = {"before": "Response Before", "after": "Response After", "both good": "Both Good",
                    "both bad": "Both Bad"}
 HOW_TO_STUDY = ("Table 5 (human fluency and relevance) is not in this study yet: draw a blinded sheet of the QA "
@@ -261,7 +264,7 @@ def pairwise_table(block: dict[str, Any], names: dict[str, str] | None = None) -
     p and Holm-adjusted p (ours: the paper gives no procedure); the models named as Table 6's rows by ``names``."""
     names = names or {}
     return pd.DataFrame([{"First": names.get(r["first"], r["first"]), "Second": names.get(r["second"], r["second"]),
-                          "Statistic": r["statistic"], "n": r["n"],
+                          "Statistic": STATISTIC_NAMES.get(r["statistic"], r["statistic"]), "n": r["n"],
                           "First value": _round(r.get("first_value")), "Second value": _round(r.get("second_value")),
                           "Difference": _round(r.get("difference")), "ci_low": _round(r.get("ci_low")),
                           "ci_high": _round(r.get("ci_high")), "p": r.get("p"), "p adj (Holm)": r.get("p_adj")}

@@ -289,3 +289,9 @@ def test_pairwise_table_names_the_models_as_table_6_does(summary: dict[str, Any]
     # the page's table is the named one
     text = _text(pr.sections(summary)[0])
     assert "base (no fine-tuning)" not in text and "<td>No FT</td>" in text
+
+
+def test_pairwise_table_names_its_statistics_for_readers(summary: dict[str, Any]) -> None:
+    pairs = pr.pairwise_table(summary["bbq_pairwise"], pr.model_names(summary))
+    assert list(dict.fromkeys(pairs["Statistic"])) == ["Accuracy", "Bias score, disambiguated",
+                                                       "Bias score, ambiguous"]
