@@ -78,7 +78,10 @@ def plot(shown: list[tuple[str, list[dict[str, Any]]]], by: list[str]) -> Any:
              "low": cell.get(f"{side}_ci_low"), "high": cell.get(f"{side}_ci_high"),
              "n": cell.get("n_pairs", cell.get(f"{side}_n")), "p": cell.get("p_adj", cell.get("p"))}
             for name, cells in shown for cell in cells for side in ("before", "after")]
-    return interval_figure(pd.DataFrame(rows), category=by, group="side", panel="panel", estimate="pct", low="low",
+    frame = pd.DataFrame(rows)
+    # the panels in the paper's order of the framings (the figure sorts its panels; names would sort alphabetically)
+    frame["panel"] = pd.Categorical(frame["panel"], categories=[name for name, _ in shown], ordered=True)
+    return interval_figure(frame, category=by, group="side", panel="panel", estimate="pct", low="low",
                            high="high", n="n", p="p", p_label="adjusted p (McNemar)", unit="%", y_range=(0, 100),
                            colors={"before": "#bbbbbb", "after": "#2c6fbb"},
                            x_title=" · ".join(column_label(k) for k in by), y_title="Biased answers (%, Wilson 95% CI)")

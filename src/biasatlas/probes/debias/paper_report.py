@@ -35,6 +35,9 @@ BBQ_COLUMNS = {"Age": "Age", "Disability_status": "Disability", "Gender_identity
                "Nationality": "Nationality", "Physical_appearance": "Phys App", "Race_ethnicity": "Race Eth",
                "Race_x_gender": "Race Gen", "Race_x_SES": "Race Ses", "Religion": "Religion", "SES": "Ses",
                "Sexual_orientation": "Sex Orient"}
+#: the pairwise bootstrap's statistics as Table 6's columns name them
+STATISTIC_NAMES = {"accuracy": "Accuracy", "bias_disambig": "Bias score, disambiguated",
+                   "bias_ambig": "Bias score, ambiguous"}
 TABLE_5_COLUMNS = {"before": "Response Before", "after": "Response After", "both good": "Both Good",
                    "both bad": "Both Bad"}
 HOW_TO_STUDY = ("Table 5 (human fluency and relevance) is not in this study yet: draw a blinded sheet of the QA "
@@ -60,6 +63,19 @@ def trained_on(name: str) -> str:
 
 def _rank(name: str) -> int:
     return ORDER.index(name) if name in ORDER else len(ORDER)
+
+
+def _number(name: str) -> int:
+    """The setting's place in the settings' own order (1, 2, 3a-c, 4-6): Table 6's rows and Figure 4's bars."""
+    names = list(SETTINGS)
+    return names.index(name) if name in names else len(names)
+
+
+def figure_4_cells(comps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every comparison's overall cells, each named by its setting's label, the settings in their numbers' order."""
+    ordered = sorted(comps, key=lambda c: _number(str(c["setting"])))  # stable: a setting's units keep their order
+    return [{**cell, "setting": comp["unit"]} for comp in ordered
+            for cell in comp.get("tables", {}).get("overall") or []]
 
 
 def comparisons(summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -161,9 +177,10 @@ def _accuracy(score: dict[str, Any]) -> tuple[int, int]:
 
 def bbq_models(summary: dict[str, Any]) -> list[tuple[str, str, str, list[dict[str, Any]]]]:
     """(Table 6's row, the pairwise bootstrap's label of the model and of its base, the model's ``bbq.scores``
-    rows): each base model first ("No FT"), then each setting's tuned model in the paper's order."""
+    rows): each base model first ("No FT"), then each setting's tuned model in the settings' order
+    (the paper's Setting 1-8)."""
     checks = sorted((q for q in summary.get("quality", []) if q.get("task") == "bbq" and q.get("n")),
-                    key=lambda q: _rank(str(q["setting"])))
+                    key=lambda q: _number(str(q["setting"])))
     bases = {str(q["before_model"]) for q in checks}
     out: list[tuple[str, str, str, list[dict[str, Any]]]] = []
     for side, key in (("before", "before_model"), ("after", "after_model")):
@@ -237,10 +254,17 @@ def _round(value: Any, places: int = 3) -> float:
     return float("nan") if value is None or pd.isna(value) else round(float(value), places)
 
 
-def pairwise_table(block: dict[str, Any]) -> pd.DataFrame:
+def model_names(summary: dict[str, Any]) -> dict[str, str]:
+    """The pairwise bootstrap's label of each model -> its row in Table 6 ("No FT", "Setting 2", ...)."""
+    return {label: row for row, label, _, _ in bbq_models(summary)}
+
+
+def pairwise_table(block: dict[str, Any], names: dict[str, str] | None = None) -> pd.DataFrame:
     """Every pair and statistic of the bootstrap: both values, the difference (second − first) with its interval,
-    p and Holm-adjusted p (ours: the paper gives no procedure)."""
-    return pd.DataFrame([{"First": r["first"], "Second": r["second"], "Statistic": r["statistic"], "n": r["n"],
+    p and Holm-adjusted p (ours: the paper gives no procedure); the models named as Table 6's rows by ``names``."""
+    names = names or {}
+    return pd.DataFrame([{"First": names.get(r["first"], r["first"]), "Second": names.get(r["second"], r["second"]),
+                          "Statistic": STATISTIC_NAMES.get(r["statistic"], r["statistic"]), "n": r["n"],
                           "First value": _round(r.get("first_value")), "Second value": _round(r.get("second_value")),
                           "Difference": _round(r.get("difference")), "ci_low": _round(r.get("ci_low")),
                           "ci_high": _round(r.get("ci_high")), "p": r.get("p"), "p adj (Holm)": r.get("p_adj")}
@@ -249,8 +273,7 @@ def pairwise_table(block: dict[str, Any]) -> pd.DataFrame:
 
 def _figures(section: Section, comps: list[dict[str, Any]]) -> list[str]:
     """Figures 4-7, one figure each over the settings that have its cells; the missing ones' names."""
-    cells = [{**cell, "setting": comp["unit"]} for comp in comps
-             for cell in comp.get("tables", {}).get("overall") or []]
+    cells = figure_4_cells(comps)
     missing = []
     if cells:
         pf.add_figure(section, cells, ["setting"], "% biased before and after tuning, every setting",
@@ -320,7 +343,8 @@ def sections(summary: dict[str, Any]) -> list[Section]:
                           "The paper numbers its rows Setting 1-8; ours are named by setting (3a, 3b, 3c)")
         block = summary.get("bbq_pairwise")
         if block and block.get("rows"):
-            section.add_table(pairwise_table(block), f"{CITE}, Table 6: BBQ between every two models, paired "
+            section.add_table(pairwise_table(block, model_names(summary)),
+                              f"{CITE}, Table 6: BBQ between every two models (named as Table 6's rows), paired "
                               f"bootstrap of items ({block['resamples']} resamples, seed {block['seed']}), second − "
                               "first; p adjusted with Holm over the pairs of a statistic (ours)")
     else:

@@ -97,6 +97,11 @@ def _p(value: Any) -> str:
     return format_p(value)
 
 
+def _bound(value: Any) -> str:
+    """An interval bound (a difference, signed), or '–' where none was computed."""
+    return "–" if value is None or pd.isna(value) else f"{float(value):+.3f}"
+
+
 def _p_adj(value: Any, alpha: float) -> str:
     return _p(value) + ("" if value is None or pd.isna(value) or value >= alpha else " *")
 
@@ -139,7 +144,7 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
             d = q["difference"]
             console.print(
                 f"QA ({q['setting']}): ROUGE-L {q['rouge_l_before']:.3f} -> {q['rouge_l_after']:.3f} "
-                f"(n={q['n']}, mean difference 95% CI [{_p(d['ci_low'])}, {_p(d['ci_high'])}], "
+                f"(n={q['n']}, mean difference 95% CI [{_bound(d['ci_low'])}, {_bound(d['ci_high'])}], "
                 f"paired t p={_p(d['p'])}, Wilcoxon p={_p(q['wilcoxon']['p'])})"
             )
         elif q["task"] == "bbq" and q.get("n"):

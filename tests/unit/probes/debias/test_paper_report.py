@@ -255,3 +255,43 @@ def test_table_6_from_a_study_summary(tmp_path: Path) -> None:
     assert rows.loc["Setting 4", "p vs No FT, Holm (ours)"] == 1.0
     assert set(rows["n items (ours)"]) == {len(prompts)}
     assert [s.title for s in sections(summary)][-1] == pr.CITE
+
+
+def test_figure_panels_follow_the_papers_contact_order(summary: dict[str, Any]) -> None:
+    """The interactive Figure 4 shows No, Positive, Negative Contact in that order (as the drawn one), never
+    sorted by name."""
+    from biasatlas.probes.debias import paper_figures as pf
+
+    comps = pr.comparisons(summary)
+    cells = [{**cell, "setting": comp["unit"]} for comp in comps for cell in comp["tables"]["overall"]]
+    figure = pf.plot(pf.panels(cells), ["setting"])
+    titles = [a.text for a in figure.layout.annotations if a.text in pf.CONTACT_NAMES.values()]
+    assert titles == ["No Contact", "Positive Contact", "Negative Contact"]
+
+
+def test_table_6_and_figure_4_in_the_settings_numbers_order(summary: dict[str, Any]) -> None:
+    """Table 6 numbers its rows Setting 1-8 in the paper (settings 1, 2, 3a-c, 4-6 in turn); Figure 4 shows every
+    setting in that order too. Only Table 4 puts settings 3a-c first (its rows are theirs)."""
+    renamed = {"mixed": "cross-scale-certainty"}
+    quality = [{**q, "setting": renamed.get(q["setting"], q["setting"])} for q in summary["quality"]]
+    table = pr.table_6({"quality": quality})
+    assert table["Model"].tolist() == ["No FT", "Setting 2", "Setting 3a"]
+    cells = pr.figure_4_cells(pr.comparisons(summary))
+    assert list(dict.fromkeys(c["setting"] for c in cells)) == ["Setting 1", "Setting 3a", "Setting 4"]
+
+
+def test_pairwise_table_names_the_models_as_table_6_does(summary: dict[str, Any]) -> None:
+    names = pr.model_names(summary)
+    assert names == {"base (no fine-tuning)": "No FT", "mixed": "Setting 1", "cross-dataset": "Setting 2"}
+    pairs = pr.pairwise_table(summary["bbq_pairwise"], names)
+    shown = set(pairs["First"]) | set(pairs["Second"])
+    assert shown == set(pr.table_6(summary)["Model"])
+    # the page's table is the named one
+    text = _text(pr.sections(summary)[0])
+    assert "base (no fine-tuning)" not in text and "<td>No FT</td>" in text
+
+
+def test_pairwise_table_names_its_statistics_for_readers(summary: dict[str, Any]) -> None:
+    pairs = pr.pairwise_table(summary["bbq_pairwise"], pr.model_names(summary))
+    assert list(dict.fromkeys(pairs["Statistic"])) == ["Accuracy", "Bias score, disambiguated",
+                                                       "Bias score, ambiguous"]
