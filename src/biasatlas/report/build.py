@@ -9,7 +9,7 @@ import pandas as pd
 from biasatlas.probes import PROBE_MODULES, load_probe
 from biasatlas.probes.base import Probe
 from biasatlas.report.answers import answers_frame
-from biasatlas.report.cache import build_cache
+from biasatlas.report.cache import build_cache, release
 from biasatlas.report.headlines import COLUMNS, headline
 from biasatlas.report.html import Section, write_report
 from biasatlas.report.metadata import references_section, runs_section, study_title
@@ -72,6 +72,7 @@ def _build(store: Store, study_dir: Path, out: Path | None, publish: bool) -> Pa
         sections.append(runs)
     sections.append(references_section())
     title = study_title(store)  # an audit's title, where an audit made the study
+    release()  # the summaries have given the sections their tables
     if title is None:
         return write_report(study_dir, sections, out=out, publish=publish)
     return write_report(study_dir, sections, title=title, out=out, publish=publish, page_title=title)

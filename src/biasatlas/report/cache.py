@@ -29,6 +29,14 @@ def build_cache() -> Iterator[None]:
         _CACHE.reset(token)
 
 
+def release() -> None:
+    """Forget what this build computed (its sections are made; the summaries need not live while the page and
+    its files are written: a third of a 50-model report's memory)."""
+    cache = _CACHE.get()
+    if cache is not None:
+        cache.clear()
+
+
 def cached(key: str, compute: Callable[[], T]) -> T:
     """``compute()`` once per build under ``key``; outside a build it is computed every time (nothing kept)."""
     cache = _CACHE.get()

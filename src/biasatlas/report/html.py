@@ -12,6 +12,7 @@ import base64
 import hashlib
 import html
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -277,8 +278,11 @@ def write_report(
     out = Path(out) if out is not None else Path(study_dir) / "report.html"
     data = {k: json_block(v) for s in sections for k, v in s.data.items()}
     template = env.get_template("report.html.j2")
-    out.write_text(
-        template.render(
+    # streamed into a file beside it, then put in its place: the rendered page (tens of MB at 50 models) is never
+    # held whole, and a build that fails half-way leaves the last report as it was
+    partial = out.with_name(f".{out.name}.partial")
+    try:
+        template.stream(
             title=title,
             page_title=page_title,
             sections=[_SafeSection(s) for s in sections],
@@ -293,9 +297,11 @@ def write_report(
             version=__version__,
             libraries=assets.library_versions(),
             files_dir=FILES_DIR if publish else "",
-        ),
-        encoding="utf-8",
-    )
+        ).dump(str(partial), encoding="utf-8")
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, out)
     if publish:
         numbered, paper = [], []
         for si, section in enumerate(sections, 1):
