@@ -512,24 +512,35 @@ def test_reading_check_shows_in_the_validity_section(tmp_path: Path, browser: An
 
 
 @pytest.mark.slow
-def test_report_of_fourteen_models_opens_and_draws_every_plot(tmp_path: Path, browser: Any) -> None:
-    """14 fake models (one subplot column per model once made plotly refuse the figure): every model in the
-    overview, every plot drawn, no error."""
+def test_report_of_fifty_models_in_twelve_languages_opens_and_draws_every_plot(tmp_path: Path, browser: Any) -> None:
+    """50 fake models × the contact probe in all twelve languages (one prompt set a cell: the cells, not the
+    answers, make a report of many models large; one subplot column per model once made plotly refuse 14):
+    every model in the overview, every plot drawn, no error."""
+    from biasatlas.languages import pack_codes
+
     rng = random.Random(5)
     answers = ["Yes.", "No.", "Absolutely not.", "I can't answer that.", "Probably not."]
     study = tmp_path / "many"
     contact = load_probe("contact")
-    prompts = contact.plan(contact.config(languages=["en", "de"], axes=["religion"], limit=21))
+    languages = pack_codes()
+    assert len(languages) == 12
+    prompts = contact.plan(contact.config(languages=languages, axes=["religion"], limit=3))
     with Store(study) as store:
-        for k in range(14):
+        for k in range(50):
             run_plan(prompts, FakeBackend(lambda r: rng.choice(answers), name=f"model-{k:02d}"), store,
                      GenerationSettings(mode="generate"), progress=False)
         out = build_report(store, study, publish=False)
     page = Page(browser, out)
-    overview = page.page.locator("table.overview").first.inner_text()
-    plots = page.page.locator("div.plot").count()
-    drawn = page.page.locator("div.plot .main-svg").count()
-    page.page.close()
-    assert [k for k in range(14) if f"model-{k:02d}" not in overview] == []
+    p = page.page
+    overview = p.locator("section#section-overview")
+    info = overview.locator(".dt-info").first.inner_text()  # the grid is paged: a row per model
+    assert re.search(r"\bof 50 entries", info), info
+    overview.locator(".dt-search input").first.fill("model-49")
+    p.wait_for_timeout(300)
+    first = overview.locator("table.overview tbody tr").first.inner_text()
+    assert "model-49" in first.split("\t")[0], first
+    plots = p.locator("div.plot").count()
+    drawn = p.locator("div.plot .main-svg").count()
+    p.close()
     assert plots >= 3 and drawn >= plots  # each plot has its SVG (plotly draws two or more layers a plot)
     assert page.errors == [] and page.remote() == []
