@@ -16,29 +16,27 @@ from biasatlas.probes.stories.seeds import UNKNOWN, load_seeds
 from biasatlas.report.html import write_report
 
 NURSING = "caring_parent"
-PER_SCENARIO = 60
+PER_SCENARIO = 100
 
 
 def _planted(seed: int = 0, models: tuple[str, ...] = ("m",)) -> pd.DataFrame:
     seeds = load_seeds("en")
     rng = np.random.default_rng(seed)
-    dims = list(seeds.dimensions)
-    rows = []
+    keys = np.repeat([s.key for s in seeds.scenarios], PER_SCENARIO)
+    frames = []
     for model in models:
-        for sc in seeds.scenarios:
-            for i in range(PER_SCENARIO):
-                row = {d: UNKNOWN for d in dims}
-                row.update({"model": model, "language": "en", "story_id": f"{sc.key}:{i}",
-                            "base_attribute": "income_level", "base_value": str(rng.choice(["low", "high"])),
-                            "scenario_key": sc.key, "template": "scenario_based"})
-                row["income_level"] = row["base_value"]
-                woman = 0.9 if sc.key == NURSING else 0.5
-                row["gender"] = "woman" if rng.random() < woman else "man"
-                row["urbanicity"] = "urban" if rng.random() < 0.5 else "rural"
-                if rng.random() < 0.1:
-                    row["urbanicity"] = UNKNOWN  # not read: left out of n
-                rows.append(row)
-    return pd.DataFrame(rows)
+        n = len(keys)
+        frame = pd.DataFrame({d: UNKNOWN for d in seeds.dimensions}, index=range(n))
+        base = rng.choice(["low", "high"], size=n)
+        woman = np.where(keys == NURSING, 0.9, 0.5)
+        urban = np.where(rng.random(n) < 0.5, "urban", "rural")
+        frame = frame.assign(model=model, language="en", story_id=[f"s{i}" for i in range(n)],
+                             base_attribute="income_level", base_value=base, scenario_key=keys,
+                             template="scenario_based", income_level=base,
+                             gender=np.where(rng.random(n) < woman, "woman", "man"),
+                             urbanicity=np.where(rng.random(n) < 0.1, UNKNOWN, urban))  # unknown: not read
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
 
 
 def test_the_planted_scenario_share_is_recovered_within_its_interval():
@@ -162,7 +160,7 @@ def test_the_report_section_has_the_explorer_with_a_dropdown(tmp_path):
     labels = [b["label"] for b in menus[0]["buttons"]]
     assert any("gender" in label for label in labels)
     hovers = [h for spec in specs for trace in spec["data"] for h in trace.get("hovertext") or []]
-    assert any("n: 60" in h for h in hovers)
+    assert any("n: 100" in h for h in hovers)
     assert "caring_parent" in text  # the departures table
     assert "/" not in "".join(labels) and "#" not in "".join(labels)
     write_report(tmp_path, [section], publish=False)
