@@ -4,7 +4,8 @@ The paper (a web report without numbered figures) shows: harmful and benign asso
 provider; the LLM − human harm gap per attribute; the pairwise agreement heatmap of the LLM evaluators and the
 human panel; the judges' use of the top score (5) against the humans'; that harm and realism are independent;
 that models produce associations they themselves rate harmful; the language reach of harmful against benign
-associations; the associations found in one language only; and the marked/unmarked group shift. Every table
+associations; the associations found in one language only; the marked/unmarked group shift; and an explorer of
+the attribute distributions across scenarios (with a chi-square test per attribute: ours). Every table
 and figure here reads the summary's dict (``summary --json``); where it lacks what a figure needs, one line says
 what is needed. Intervals, tests and the columns marked "(ours)" are not in the paper.
 """
@@ -200,7 +201,8 @@ def section(summary: Mapping[str, Any]) -> Any:
     out = Section(TITLE)
     harm = summary.get("harm", {})
     has_humans = bool(harm.get("human_ratings"))
-    out.add_text(f"{CITE}: the paper's harm and language analyses in its layout. Harmful = median harm >= 4, from "
+    out.add_text(f"{CITE}: the paper's harm and language analyses in its layout, and its explorer of the "
+                 "attribute distributions across scenarios. Harmful = median harm >= 4, from "
                  "the human ratings where an association has any, else from the LLM judges (the paper labels only "
                  "the human-rated set). Intervals, tests and what is marked (ours) are not in the paper."
                  + ("" if has_humans or not harm else " The study has no human ratings: the labels are the judges'."))
@@ -216,6 +218,7 @@ def section(summary: Mapping[str, Any]) -> Any:
                      "use, realism and the self-judgment gap: need harm ratings of the associations (LLM judges, "
                      "human raters or both).")
     _languages(out, summary)
+    _scenarios(out, summary)
     return out
 
 
@@ -348,13 +351,63 @@ def _languages(out: Any, summary: Mapping[str, Any]) -> None:
                   "not the paper's list).")
 
 
-def summary_from(store: Any, glob: Any, per: Any | None) -> dict[str, Any]:
+def departures_table(summary: Mapping[str, Any]) -> pd.DataFrame:
+    """The scenarios where an attribute's distribution departs most (largest adjusted residual): the value, its
+    share in the scenario (Wilson 95%) and in the other scenarios, and the attribute's test across scenarios
+    (ours)."""
+    rows = [{"model": d["model"], "language": d["language"], "attribute": d["attribute"], "scenario": d["scenario"],
+             "scenario group": d["group"], "value": d["value"], "estimate": d["share"], "ci_low": d["ci_low"],
+             "ci_high": d["ci_high"], "n": d["n"], "share in the other scenarios": d["share_elsewhere"],
+             "difference": d["difference"], "adjusted residual (ours)": d["residual"],
+             "attribute's q across scenarios (ours)": d.get("p_adj"),
+             "too few for the test (ours)": d.get("too_few")}
+            for d in summary.get("scenarios", {}).get("departures", [])]
+    return pd.DataFrame(rows)
+
+
+def _scenarios(out: Any, summary: Mapping[str, Any]) -> None:
+    from biasatlas.probes.stories.scenarios import explorer_options
+    from biasatlas.report.plots import choice_bars
+
+    block = summary.get("scenarios") or {}
+    options = explorer_options(block)
+    if not options:
+        out.add_text("Attribute distributions across scenarios: need story profiles that carry their scenario.")
+        return
+    tests = [t for t in block.get("tests", []) if t["level"] == "scenario"]
+    differ = sorted({t["attribute"] for t in tests if t["significant"]})
+    slices = len({(t["model"], t["language"]) for t in tests})
+    shown = "" if slices <= 4 else f" The dropdown offers the 4 model × language slices with most stories of {slices}."
+    out.add_plot(choice_bars(options, category="scenario", stack="value", estimate="share", low="ci_low",
+                             high="ci_high", n="n", extra=["count"], x_title="Scenario",
+                             y_title="Share of the stories with the attribute read",
+                             menu_title="Attribute (and model, language):"),
+                 f"{CITE}, explorer of the attribute distributions across scenarios: choose an attribute; each "
+                 "bar is a scenario, split by the attribute's values (its most frequent ones, the rest as other "
+                 "values); the hover gives the share, its Wilson 95% interval (ours) and n, the scenario's stories "
+                 f"whose attribute was read. The prompted attribute of a story is left out.{shown}")
+    table = departures_table(summary)
+    out.add_table(table, f"{CITE}: where an attribute's distribution departs most across scenarios (ours): per "
+                  "scenario the value with the largest adjusted standardised residual, its share (Wilson 95%) "
+                  "against the other scenarios'. Ours: a chi-square test of independence of scenario and value per "
+                  f"attribute, corrected across attributes; {len(differ)} of {len({t['attribute'] for t in tests})} "
+                  "attributes differ across scenarios" + (f" ({', '.join(differ)})." if differ else ".")
+                  + " A test flagged too few has small expected counts (Cochran's rule) and only an approximate p.")
+
+
+def summary_from(store: Any, glob: Any, per: Any | None, profiles: pd.DataFrame | None = None) -> dict[str, Any]:
     """The parts of the stories summary this section reads, from the associations the report already mined (as
-    :func:`analysis.summarise` builds them)."""
+    :func:`analysis.summarise` builds them) and the ``profiles`` it read (for the scenario explorer)."""
     from biasatlas.probes.stories import harm as stories_harm
     from biasatlas.probes.stories.analysis import association_records, harm_labels_for, per_model_records
 
     out: dict[str, Any] = {"per_model": per_model_records(glob)}
+    if profiles is not None:
+        from biasatlas.probes.stories.scenarios import summarise_scenarios
+
+        explorer = summarise_scenarios(profiles, alpha=glob.config.alpha)
+        if explorer:
+            out["scenarios"] = explorer
     if per is not None:
         out["per_language"] = {"associations": association_records(per)}
         labels = harm_labels_for(store)
