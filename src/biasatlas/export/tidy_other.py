@@ -97,9 +97,8 @@ def stories_rows(summary: dict[str, Any]) -> list[Row]:
             **flag_columns("fisher", units, alpha, "the Fisher test of the cell", a.get("p")),
         })
     from biasatlas.export.tidy_stories_harm import harm_rows
-    from biasatlas.tidy.disparity import stories_group_rows
-
     from biasatlas.export.tidy_stories_scenarios import scenario_rows
+    from biasatlas.tidy.disparity import stories_group_rows
 
     rows += stories_group_rows(summary.get("associations") or [], alpha)  # which groups carry them
     rows += scenario_rows(summary.get("scenarios") or {}, alpha, flag_columns)  # the scenario explorer

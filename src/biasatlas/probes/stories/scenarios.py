@@ -9,7 +9,7 @@ distribution differs across scenarios. The prompted attribute of a story is left
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -64,9 +64,9 @@ def _counts(profiles: pd.DataFrame, dim: str, where: str) -> pd.DataFrame:
     counts = sub.groupby([*SLICE, "scenario", "value"], observed=True).size()
     parts = []
     for keys, block in counts.groupby(level=[0, 1], observed=True):
-        table = block.droplevel([0, 1]).unstack(fill_value=0).stack()  # every scenario × value of the slice
+        table = cast(pd.Series, block.droplevel([0, 1]).unstack(fill_value=0).stack())  # every scenario × value
         frame = table.rename("count").reset_index()
-        frame["model"], frame["language"] = keys
+        frame["model"], frame["language"] = tuple(keys) if isinstance(keys, tuple) else (keys, None)
         parts.append(frame)
     return pd.concat(parts, ignore_index=True)
 

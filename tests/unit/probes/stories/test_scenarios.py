@@ -143,7 +143,8 @@ def test_export_rows_of_the_block():
     (nursing,) = dist
     assert nursing["compared_attribute"] == "gender" and nursing["n"] == PER_SCENARIO
     assert nursing["ci_low"] <= nursing["estimate"] <= nursing["ci_high"] and nursing["ci_method"] == "Wilson"
-    test = next(r for r in by["scenario test"] if r["compared_attribute"] == "gender" and r["measure"] == "across scenarios")
+    test = next(r for r in by["scenario test"]
+                if r["compared_attribute"] == "gender" and r["measure"] == "across scenarios")
     assert test["test"] == "Pearson chi-square test of independence" and test["significant"]
     assert test["statistic_name"] == "chi-square" and "dof 35" in test["comparison"]
 
