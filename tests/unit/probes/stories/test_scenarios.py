@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biasatlas.export.columns import STATISTICS
 from biasatlas.export.statistics import statistics_rows
 from biasatlas.probes.stories import paper_report, scenarios
 from biasatlas.probes.stories.seeds import UNKNOWN, load_seeds
 from biasatlas.report.html import write_report
+from biasatlas.tidy.columns import STATISTICS
 
 NURSING = "caring_parent"
 PER_SCENARIO = 100
