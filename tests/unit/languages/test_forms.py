@@ -10,7 +10,7 @@ from biasatlas.languages.forms import misfiled, read_form_fixes
 from biasatlas.pack_review.check import check_pack
 from biasatlas.probes.contact.data import descriptors_for, mmhb_descriptors
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1] / "pack_review"))  # test_check.py: the packs checker's tests
 from test_check import _write
 
 
