@@ -1,5 +1,6 @@
 """Tidy statistics rows of the stories' scenario explorer (``summary --json`` ``scenarios``): each value's share
-per scenario and scenario group (Wilson 95%), and the chi-square test of each attribute across scenarios (ours).
+per scenario and scenario group (Wilson 95%), and the chi-square test of each attribute across scenarios (ours),
+its p from permutations of the scenarios among the prompts (the unit) of each prompted value.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from biasatlas.stats.quality import Quality
 
 Row = dict[str, Any]
 ACROSS = {"scenario": "across scenarios", "group": "across scenario groups"}
-TEST = "Pearson chi-square test of independence"
+TEST = "Pearson chi-square test of independence, permutation p (prompts within prompted value)"
 
 
 def _distribution_rows(entries: list[dict[str, Any]]) -> list[Row]:
@@ -40,12 +41,13 @@ def _test_rows(tests: list[dict[str, Any]], flags: Any) -> list[Row]:
         rows.append({"source": "scenario test", "model": t["model"], "language": t["language"], "scenario": None,
                      "group": None, "measure": ACROSS[t["level"]], "compared_attribute": t["attribute"],
                      "comparison": f"{t['attribute']} {ACROSS[t['level']]} ({t['scenarios']} {units}, "
-                     f"{t['values']} values{dof})", "test": TEST, "statistic": t.get("chi2"),
+                     f"{t['values']} values{dof}, {t.get('prompts', t['n'])} prompts)", "test": TEST,
+                     "statistic": t.get("chi2"),
                      "statistic_name": "chi-square", "estimand": "whether the attribute's distribution differs "
                      f"{ACROSS[t['level']]} (a test of ours; the paper shows the distributions only)",
                      "p": t.get("p"), "p_adj": t.get("p_adj"), "correction": t.get("correction"),
                      "alpha": t.get("alpha"), "significant": t.get("significant"), "n": t["n"],
-                     "n_unit": "stories whose attribute was read",
+                     "n_unit": "stories whose attribute was read (the test's unit: their prompts, in comparison)",
                      "family": f"stories scenario explorer: one test per extracted attribute, per model × language, "
                      f"{ACROSS[t['level']]}",
                      **flags(None, None, t.get("alpha") or 0.05, TEST, t.get("p"),

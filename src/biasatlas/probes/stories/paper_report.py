@@ -218,7 +218,9 @@ def section(summary: Mapping[str, Any]) -> Any:
                      "use, realism and the self-judgment gap: need harm ratings of the associations (LLM judges, "
                      "human raters or both).")
     _languages(out, summary)
-    _scenarios(out, summary)
+    from biasatlas.probes.stories.scenario_report import explorer_section
+
+    explorer_section(out, summary, CITE)
     return out
 
 
@@ -349,50 +351,6 @@ def _languages(out: Any, summary: Mapping[str, Any]) -> None:
                    "languages.")
     out.add_table(shift, f"{CITE}: marked vs unmarked group shift per language (the groups per language are ours, "
                   "not the paper's list).")
-
-
-def departures_table(summary: Mapping[str, Any]) -> pd.DataFrame:
-    """The scenarios where an attribute's distribution departs most (largest adjusted residual): the value, its
-    share in the scenario (Wilson 95%) and in the other scenarios, and the attribute's test across scenarios
-    (ours)."""
-    rows = [{"model": d["model"], "language": d["language"], "attribute": d["attribute"], "scenario": d["scenario"],
-             "scenario group": d["group"], "value": d["value"], "estimate": d["share"], "ci_low": d["ci_low"],
-             "ci_high": d["ci_high"], "n": d["n"], "share in the other scenarios": d["share_elsewhere"],
-             "difference": d["difference"], "adjusted residual (ours)": d["residual"],
-             "attribute's q across scenarios (ours)": d.get("p_adj"),
-             "too few for the test (ours)": d.get("too_few")}
-            for d in summary.get("scenarios", {}).get("departures", [])]
-    return pd.DataFrame(rows)
-
-
-def _scenarios(out: Any, summary: Mapping[str, Any]) -> None:
-    from biasatlas.probes.stories.scenarios import explorer_options
-    from biasatlas.report.plots import choice_bars
-
-    block = summary.get("scenarios") or {}
-    options = explorer_options(block)
-    if not options:
-        out.add_text("Attribute distributions across scenarios: need story profiles that carry their scenario.")
-        return
-    tests = [t for t in block.get("tests", []) if t["level"] == "scenario"]
-    differ = sorted({t["attribute"] for t in tests if t["significant"]})
-    slices = len({(t["model"], t["language"]) for t in tests})
-    shown = "" if slices <= 4 else f" The dropdown offers the 4 model × language slices with most stories of {slices}."
-    out.add_plot(choice_bars(options, category="scenario", stack="value", estimate="share", low="ci_low",
-                             high="ci_high", n="n", extra=["count"], x_title="Scenario",
-                             y_title="Share of the stories with the attribute read",
-                             menu_title="Attribute (and model, language):"),
-                 f"{CITE}, explorer of the attribute distributions across scenarios: choose an attribute; each "
-                 "bar is a scenario, split by the attribute's values (its most frequent ones, the rest as other "
-                 "values); the hover gives the share, its Wilson 95% interval (ours) and n, the scenario's stories "
-                 f"whose attribute was read. The prompted attribute of a story is left out.{shown}")
-    table = departures_table(summary)
-    out.add_table(table, f"{CITE}: where an attribute's distribution departs most across scenarios (ours): per "
-                  "scenario the value with the largest adjusted standardised residual, its share (Wilson 95%) "
-                  "against the other scenarios'. Ours: a chi-square test of independence of scenario and value per "
-                  f"attribute, corrected across attributes; {len(differ)} of {len({t['attribute'] for t in tests})} "
-                  "attributes differ across scenarios" + (f" ({', '.join(differ)})." if differ else ".")
-                  + " A test flagged too few has small expected counts (Cochran's rule) and only an approximate p.")
 
 
 def summary_from(store: Any, glob: Any, per: Any | None, profiles: pd.DataFrame | None = None) -> dict[str, Any]:

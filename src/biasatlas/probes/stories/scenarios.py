@@ -25,14 +25,19 @@ TOP_VALUES = 5
 #: scenarios listed where an attribute departs most
 DEPARTURES = 20
 DEFAULT_CORRECTION = "bh"
+#: Monte Carlo permutations of the scenario test (p resolution 1 / (PERMUTATIONS + 1))
+PERMUTATIONS = 1000
 TOO_FEW_RULE = (
-    "too few (Cochran's rule): the chi-square approximation is not trusted where any expected count is below 1 "
-    "or more than 20% of the expected counts are below 5; the test is still reported, flagged"
+    "not tested where fewer than 2 scenarios or 2 values have stories, or where no prompted value has prompts "
+    "in two scenarios (no permutation can move a scenario); the permutation p does not rest on the chi-square "
+    "approximation, so sparse tables (Cochran's rule unmet: an expected count below 1 or over 20% below 5, "
+    "reported as cochran false) are tested too"
 )
 DIST_COLUMNS = [*SLICE, "level", "scenario", "group", "attribute", "value", "count", "n", "share", "ci_low",
                 "ci_high", "share_elsewhere", "difference", "residual"]
-TEST_COLUMNS = [*SLICE, "level", "attribute", "chi2", "dof", "p", "n", "scenarios", "values", "min_expected",
-                "share_expected_below_5", "too_few", "too_few_note", "p_adj", "correction", "alpha", "significant"]
+TEST_COLUMNS = [*SLICE, "level", "attribute", "chi2", "dof", "p", "p_asymptotic", "permutations", "n", "prompts",
+                "scenarios", "values", "min_expected", "share_expected_below_5", "cochran", "too_few", "too_few_note",
+                "p_adj", "correction", "alpha", "significant"]
 
 
 def method_text(alpha: float = 0.05, correction: str = DEFAULT_CORRECTION) -> str:
@@ -42,9 +47,13 @@ def method_text(alpha: float = 0.05, correction: str = DEFAULT_CORRECTION) -> st
         "Scenario explorer (the paper's explorer of attribute distributions; the intervals and the test are ours): "
         "per model × language and per scenario (and per scenario group), the share of each value of every "
         "extracted attribute among the stories whose attribute was read (unknown left out of n; the prompted "
-        "attribute left out), with a Wilson 95% interval. Ours: a Pearson chi-square test of independence of the "
-        f"scenario × value table per attribute (scipy chi2_contingency), {name} across the attributes of each "
-        f"model × language and level at alpha {alpha:g}; {TOO_FEW_RULE}. A departure is a scenario's share of a "
+        "attribute left out), with a Wilson 95% interval (over stories: with several stories a prompt it is too "
+        "narrow). Ours: per attribute, Pearson's chi-square of the scenario × value table of the stories, its p "
+        f"from {PERMUTATIONS:,} seeded permutations of the scenarios among the prompts of each prompted value "
+        "(the prompt is the unit: a prompt's samples share it, and are copies under deterministic decoding; and "
+        "a limited draw cannot confound the scenario with the prompted value), "
+        f"{name} across the attributes of each model × language and level at alpha {alpha:g}; {TOO_FEW_RULE}. "
+        "A departure is a scenario's share of a "
         "value minus its share in the other scenarios, with the adjusted standardised residual of the cell."
     )
 
@@ -109,35 +118,76 @@ def scenario_distributions(profiles: pd.DataFrame, groups: dict[str, str] | None
     return out[DIST_COLUMNS].sort_values([*key, "scenario", "value"], kind="stable").reset_index(drop=True)
 
 
-def _chi2(block: pd.DataFrame) -> dict[str, Any]:
-    """The chi-square test of one scenario × value table, with Cochran's rule."""
-    from scipy.stats import chi2_contingency
+def _units(profiles: pd.DataFrame, groups: dict[str, str]) -> pd.DataFrame:
+    """The profiles with their unit and stratum: ``prompt`` (a story's prompt: its samples share it, and are
+    copies under deterministic decoding) and ``stratum`` (what the prompt holds beside its scenario: the
+    prompted attribute and value, and the template)."""
+    frame = profiles.assign(scenario_key=profiles["scenario_key"].astype(object))
+    frame["scenario_group"] = frame["scenario_key"].map(lambda k: groups.get(str(k)) if pd.notna(k) else None)
+    story = frame["story_id"].astype(str) if "story_id" in frame.columns else pd.Series(
+        [str(i) for i in range(len(frame))], index=frame.index)
+    frame["prompt"] = frame["language"].astype(str) + "|" + story.str.rsplit(":", n=1).str[0]
+    template = frame["template"].astype(str) if "template" in frame.columns else ""
+    frame["stratum"] = frame["base_attribute"].astype(str) + "=" + frame["base_value"].astype(str) + "|" + template
+    return frame
 
-    table = block.pivot_table(index="scenario", columns="value", values="count", aggfunc="sum", fill_value=0)
-    table = table.loc[table.sum(axis=1) > 0, table.sum(axis=0) > 0]
-    out: dict[str, Any] = {"n": int(table.to_numpy().sum()), "scenarios": table.shape[0], "values": table.shape[1]}
-    if min(table.shape) < 2:
-        return {**out, "chi2": None, "dof": None, "p": None, "min_expected": None, "share_expected_below_5": None,
-                "too_few": True, "too_few_note": "not tested: fewer than 2 scenarios or 2 values with stories"}
-    res = chi2_contingency(table.to_numpy(), correction=False)
-    expected = np.asarray(res.expected_freq)
+
+def _test(block: pd.DataFrame, where: str, dim: str, permutations: int, seed: int) -> dict[str, Any]:
+    """The chi-square of one slice's scenario × value table, its p from the permutation of the scenarios
+    among the prompts of each stratum (:mod:`biasatlas.stats.cluster_permutation`)."""
+    from scipy.stats import chi2 as chi2_dist
+
+    from biasatlas.stats.cluster_permutation import permutation_chi2
+
+    prompt, prompts = pd.factorize(block["prompt"])
+    value, values = pd.factorize(block[dim])
+    counts = np.zeros((len(prompts), len(values)))
+    np.add.at(counts, (prompt, value), 1.0)
+    first = np.unique(prompt, return_index=True)[1]  # a prompt's first story: its scenario and stratum
+    labels, names = pd.factorize(block[where].to_numpy()[first], sort=True)
+    out: dict[str, Any] = {"n": int(counts.sum()), "prompts": len(counts), "scenarios": len(names),
+                           "values": counts.shape[1], "permutations": 0}
+    if min(len(names), counts.shape[1]) < 2:
+        return {**out, "chi2": None, "dof": None, "p": None, "p_asymptotic": None, "min_expected": None,
+                "share_expected_below_5": None, "cochran": None, "too_few": True,
+                "too_few_note": "not tested: fewer than 2 scenarios or 2 values with stories"}
+    strata, _ = pd.factorize(block["stratum"].to_numpy()[first])
+    res = permutation_chi2(labels, counts, strata, permutations=permutations, seed=seed)
+    expected = res.expected
     below5 = float((expected < 5).mean())
-    few = bool(expected.min() < 1 or below5 > 0.2)
-    note = (f"too few: {below5:.0%} of the expected counts below 5, smallest {expected.min():.2g} "
-            "(Cochran's rule: none below 1, at most 20% below 5)") if few else None
-    return {**out, "chi2": float(res.statistic), "dof": int(res.dof), "p": float(res.pvalue),
-            "min_expected": float(expected.min()), "share_expected_below_5": below5, "too_few": few,
-            "too_few_note": note}
+    few = res.movable == 0
+    note = ("not tested: no prompted value has prompts in two scenarios, so no permutation moves a scenario"
+            if few else None)
+    return {**out, "chi2": res.statistic, "dof": res.dof, "p": res.p if not few else None,
+            "p_asymptotic": float(chi2_dist.sf(res.statistic, res.dof)) if res.dof else None,
+            "permutations": res.permutations, "min_expected": float(expected.min()),
+            "share_expected_below_5": below5, "cochran": bool(expected.min() >= 1 and below5 <= 0.2),
+            "too_few": few, "too_few_note": note}
 
 
-def scenario_tests(dist: pd.DataFrame, correction: str = DEFAULT_CORRECTION, alpha: float = 0.05) -> pd.DataFrame:
-    """Per model × language × level × attribute: the chi-square test of independence of scenario and value,
-    corrected (``correction``) across the attributes of each model × language × level."""
-    if dist.empty:
+def scenario_tests(profiles: pd.DataFrame, correction: str = DEFAULT_CORRECTION, alpha: float = 0.05,
+                   groups: dict[str, str] | None = None, permutations: int = PERMUTATIONS,
+                   seed: int = 0) -> pd.DataFrame:
+    """Per model × language × level × attribute: the chi-square of the scenario × value table of the stories,
+    its p from ``permutations`` seeded permutations of the scenarios among the prompts of each prompted value
+    (the prompt is the unit), corrected (``correction``) across the attributes of each model × language × level."""
+    if profiles.empty or "scenario_key" not in profiles.columns:
         return pd.DataFrame(columns=TEST_COLUMNS)
-    key = [*SLICE, "level", "attribute"]
-    rows = [{**dict(zip(key, k, strict=True)), **_chi2(block)} for k, block in dist.groupby(key, sort=True)]
-    out = pd.DataFrame(rows)
+    frame = _units(profiles, scenario_groups() if groups is None else groups)
+    dims = [d for d in load_seeds("en").dimensions if d in frame.columns]
+    rows = []
+    for dim in dims:
+        read = frame[[*SLICE, "base_attribute", "prompt", "stratum", "scenario_key", "scenario_group", dim]]
+        read = read[(read["base_attribute"].astype(str) != dim) & (read[dim].astype(str) != UNKNOWN)]
+        read = read.assign(**{dim: read[dim].astype(str)})
+        for level, where in (("scenario", "scenario_key"), ("group", "scenario_group")):
+            sub = read[read[where].notna()]
+            for keys, block in sub.groupby(SLICE, sort=True):
+                rows.append({**dict(zip(SLICE, keys, strict=True)), "level": level, "attribute": dim,
+                             **_test(block, where, dim, permutations, seed)})
+    if not rows:
+        return pd.DataFrame(columns=TEST_COLUMNS)
+    out = pd.DataFrame(rows).sort_values([*SLICE, "level", "attribute"], kind="stable").reset_index(drop=True)
     out["p"] = pd.to_numeric(out["p"], errors="coerce")
     out["p_adj"] = np.nan
     for _, idx in out.groupby([*SLICE, "level"]).groups.items():
@@ -195,15 +245,16 @@ def summarise_scenarios(profiles: pd.DataFrame, alpha: float = 0.05, correction:
     dist = scenario_distributions(profiles, groups)
     if dist.empty:
         return {}
-    tests = scenario_tests(dist, correction, alpha)
+    tests = scenario_tests(profiles, correction, alpha, groups)
     return {"method": method_text(alpha, correction), "too_few_rule": TOO_FEW_RULE, "test_is_ours": True,
             "tests": _records(tests), "distributions": compact(dist),
             "departures": _records(departures(dist, tests))}
 
 
-def explorer_options(block: dict[str, Any], max_slices: int = 4) -> list[tuple[str, pd.DataFrame]]:
-    """The explorer's dropdown options from a summary block: per slice (the ``max_slices`` with most stories)
-    and attribute, one frame of scenario × value shares (the top values, the rest as "other values")."""
+def explorer_options(block: dict[str, Any], max_slices: int | None = None) -> list[tuple[str, pd.DataFrame]]:
+    """The explorer's dropdown options from a summary block: per slice (every one, or the ``max_slices`` with
+    most stories) and attribute, one frame of scenario × value shares (the top values, the rest as "other
+    values"); the slice with most stories first."""
     rows = [e for e in block.get("distributions", []) if e["level"] == "scenario"]
     if not rows:
         return []

@@ -39,7 +39,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
     if summary.get("scenarios", {}).get("tests"):
         tests = [t for t in summary["scenarios"]["tests"] if t["level"] == "scenario"]
         differ = sorted({t["attribute"] for t in tests if t["significant"]})
-        console.print(f"scenario explorer (chi-square across scenarios, ours): {len(differ)} of "
+        console.print(f"scenario explorer (chi-square across scenarios, prompts permuted, ours): {len(differ)} of "
                       f"{len({t['attribute'] for t in tests})} attributes differ across scenarios"
                       + (f" ({', '.join(differ)})" if differ else ""))
     print_associations(summary.get("associations", []), console, "Associations (per model, all languages)")
