@@ -346,3 +346,45 @@ def disparity_forest(rows: Sequence[dict[str, Any]], family: str = "axis", *, dr
     fig.update_layout(height=160 + 24 * sum(sizes) + 60 * len(panels), template="plotly_white",
                       margin={"l": 10, "r": 10, "t": 40, "b": 30}, shapes=shapes, **axes)
     return fig
+
+
+def choice_bars(options: Sequence[tuple[str, pd.DataFrame]], *, category: str, stack: str, estimate: str,
+                low: str, high: str, n: str, x_title: str, y_title: str, menu_title: str,
+                extra: Sequence[str] = ()) -> Any:
+    """Stacked bars of ``estimate`` per ``category``, one bar segment per ``stack`` value, for one of several
+    ``options`` (label, frame) chosen in a dropdown (Plotly updatemenus); the first option is shown first.
+
+    The hover gives the category, the stacked value, the estimate, its 95% interval, n and the ``extra``
+    columns; labels and hovers are escaped here.
+    """
+    import plotly.graph_objects as go
+
+    from biasatlas.report.table_data import display_text, short_models
+
+    names = short_models([label for label, _ in options])
+    fig = go.Figure()
+    owner: list[int] = []
+    for index, (_, frame) in enumerate(options):
+        for value, rows in frame.groupby(stack, sort=False):
+            hover = [hover_lines(r[estimate], r[low], r[high], r[n],
+                                 extra=[f"<b>{_text(r[category])}</b>", f"{html.escape(stack)}: {_text(value)}",
+                                        *(f"{html.escape(c)}: {_text(r[c])}" for c in extra)])
+                     for _, r in rows.iterrows()]
+            fig.add_trace(go.Bar(x=[_text(c) for c in rows[category]], y=pd.to_numeric(rows[estimate]).tolist(),
+                                 name=_text(value), hovertext=hover, hoverinfo="text", visible=index == 0,
+                                 legendgroup=str(value)))
+            owner.append(index)
+    buttons = [{"label": html.escape(display_text(label, names)), "method": "update",
+                "args": [{"visible": [o == index for o in owner]}, {"title.text": html.escape(
+                    display_text(label, names))}]} for index, (label, _) in enumerate(options)]
+    first = html.escape(display_text(options[0][0], names)) if options else ""
+    fig.update_layout(
+        barmode="stack", template="plotly_white", height=520, title={"text": first},
+        updatemenus=[{"buttons": buttons, "direction": "down", "x": 0, "xanchor": "left", "y": 1.18,
+                      "yanchor": "top", "showactive": True}],
+        annotations=[{"text": html.escape(menu_title), "x": 0, "xref": "paper", "y": 1.25, "yref": "paper",
+                      "showarrow": False, "xanchor": "left"}],
+        margin={"l": 10, "r": 10, "t": 110, "b": 10}, legend_title_text=html.escape(stack))
+    fig.update_xaxes(title_text=html.escape(x_title), automargin=True, tickangle=-60)
+    fig.update_yaxes(title_text=html.escape(y_title), range=[0, 1], automargin=True)
+    return fig

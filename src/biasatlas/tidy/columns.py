@@ -186,13 +186,15 @@ STATISTICS: dict[str, str] = {
     "group": "Samaritan: the group compared with the control; contact across languages: the descriptor id "
     "that aligns the group over languages (its wording per language is in `comparison`); Samaritan across "
     "languages: the English group name; group disparity: the group compared with the other groups of its "
-    "family (empty on the family's omnibus row).",
+    "family (empty on the family's omnibus row); stories scenario explorer: the scenario group of the share.",
     "measure": "Contact: what is tested, `decision` (biased or not) or `P(biased)` (choice mode); group "
-    "disparity: also `rating` (Samaritan).",
+    "disparity: also `rating` (Samaritan); stories scenario explorer: `across scenarios` or `across scenario "
+    "groups`.",
     "attribute": "Stories: the prompted attribute A of the association (e.g. gender).",
     "value": "Stories: the prompted value a of A (e.g. female).",
-    "compared_attribute": "Stories: the extracted attribute B of the association (e.g. occupation).",
-    "compared_value": "Stories: the extracted value b of B (e.g. nurse).",
+    "compared_attribute": "Stories: the extracted attribute B of the association (e.g. occupation); scenario "
+    "explorer: the extracted attribute whose distribution is shown or tested.",
+    "compared_value": "Stories: the extracted value b of B (e.g. nurse); scenario explorer: the value shared.",
     "slices": "Stories: how many slices (model, and language when per language) the association holds in.",
     "setting": "Debias: the training setting of the before/after comparison.",
     "part": "Debias: the split part the comparison was asked on (e.g. test).",
@@ -200,7 +202,8 @@ STATISTICS: dict[str, str] = {
     "condition": "Debias BBQ rows: the BBQ context condition (ambiguous, disambiguated).",
     "contact": "Debias: the contact framing of the grouping (none, positive, negative); group disparity: the "
     "framing level of the family (`all`: the three framings pooled, the headline level; or one framing).",
-    "scenario": "Debias: the scenario of the grouping (by_scenario rows).",
+    "scenario": "Debias: the scenario of the grouping (by_scenario rows); stories scenario explorer: the story "
+    "scenario of the share (empty on a scenario group's share and on a test row).",
     "principle": "Debias: Allport's principle of the grouping (by_principle rows).",
     "axis": "Debias: the identity axis of the grouping (by_axis rows); contact group disparity: the axis whose "
     "groups form the family.",

@@ -197,6 +197,11 @@ def summarise(
         if (profiles["base_attribute"] != dim).any()
     }
     out["unknown_rate_by_attribute"] = unknown
+    from biasatlas.probes.stories.scenarios import summarise_scenarios
+
+    explorer = summarise_scenarios(profiles, alpha=config.alpha)  # the attribute distributions per scenario
+    if explorer:
+        out["scenarios"] = explorer
     glob = associations(profiles, False, config)
     out["method"] = method_text(config)
     out["tables"] = table_counts(glob)

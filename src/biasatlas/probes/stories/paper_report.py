@@ -4,7 +4,8 @@ The paper (a web report without numbered figures) shows: harmful and benign asso
 provider; the LLM − human harm gap per attribute; the pairwise agreement heatmap of the LLM evaluators and the
 human panel; the judges' use of the top score (5) against the humans'; that harm and realism are independent;
 that models produce associations they themselves rate harmful; the language reach of harmful against benign
-associations; the associations found in one language only; and the marked/unmarked group shift. Every table
+associations; the associations found in one language only; the marked/unmarked group shift; and an explorer of
+the attribute distributions across scenarios (with a chi-square test per attribute: ours). Every table
 and figure here reads the summary's dict (``summary --json``); where it lacks what a figure needs, one line says
 what is needed. Intervals, tests and the columns marked "(ours)" are not in the paper.
 """
@@ -200,7 +201,8 @@ def section(summary: Mapping[str, Any]) -> Any:
     out = Section(TITLE)
     harm = summary.get("harm", {})
     has_humans = bool(harm.get("human_ratings"))
-    out.add_text(f"{CITE}: the paper's harm and language analyses in its layout. Harmful = median harm >= 4, from "
+    out.add_text(f"{CITE}: the paper's harm and language analyses in its layout, and its explorer of the "
+                 "attribute distributions across scenarios. Harmful = median harm >= 4, from "
                  "the human ratings where an association has any, else from the LLM judges (the paper labels only "
                  "the human-rated set). Intervals, tests and what is marked (ours) are not in the paper."
                  + ("" if has_humans or not harm else " The study has no human ratings: the labels are the judges'."))
@@ -216,6 +218,9 @@ def section(summary: Mapping[str, Any]) -> Any:
                      "use, realism and the self-judgment gap: need harm ratings of the associations (LLM judges, "
                      "human raters or both).")
     _languages(out, summary)
+    from biasatlas.probes.stories.scenario_report import explorer_section
+
+    explorer_section(out, summary, CITE)
     return out
 
 
@@ -348,13 +353,19 @@ def _languages(out: Any, summary: Mapping[str, Any]) -> None:
                   "not the paper's list).")
 
 
-def summary_from(store: Any, glob: Any, per: Any | None) -> dict[str, Any]:
+def summary_from(store: Any, glob: Any, per: Any | None, profiles: pd.DataFrame | None = None) -> dict[str, Any]:
     """The parts of the stories summary this section reads, from the associations the report already mined (as
-    :func:`analysis.summarise` builds them)."""
+    :func:`analysis.summarise` builds them) and the ``profiles`` it read (for the scenario explorer)."""
     from biasatlas.probes.stories import harm as stories_harm
     from biasatlas.probes.stories.analysis import association_records, harm_labels_for, per_model_records
 
     out: dict[str, Any] = {"per_model": per_model_records(glob)}
+    if profiles is not None:
+        from biasatlas.probes.stories.scenarios import summarise_scenarios
+
+        explorer = summarise_scenarios(profiles, alpha=glob.config.alpha)
+        if explorer:
+            out["scenarios"] = explorer
     if per is not None:
         out["per_language"] = {"associations": association_records(per)}
         labels = harm_labels_for(store)

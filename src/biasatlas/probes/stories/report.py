@@ -92,7 +92,7 @@ def report_sections(store: Store) -> list[Section]:
     sections.extend(harm_sections(store))
     from biasatlas.probes.stories import paper_report
 
-    sections.append(paper_report.section(paper_report.summary_from(store, glob, per)))
+    sections.append(paper_report.section(paper_report.summary_from(store, glob, per, profiles)))
     return sections
 
 

@@ -36,6 +36,12 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         console.print(f"[yellow]note[/]: {summary['correction_note']}")
     if "tables" in summary:
         console.print(f"tables: {summary['tables']}")
+    if summary.get("scenarios", {}).get("tests"):
+        tests = [t for t in summary["scenarios"]["tests"] if t["level"] == "scenario"]
+        differ = sorted({t["attribute"] for t in tests if t["significant"]})
+        console.print(f"scenario explorer (chi-square across scenarios, prompts permuted, ours): {len(differ)} of "
+                      f"{len({t['attribute'] for t in tests})} attributes differ across scenarios"
+                      + (f" ({', '.join(differ)})" if differ else ""))
     print_associations(summary.get("associations", []), console, "Associations (per model, all languages)")
     if summary.get("empty_reason"):
         console.print(f"no association: {summary['empty_reason']}")

@@ -214,7 +214,8 @@ def test_section_without_harm_or_languages_is_lines_only():
     text = _texts(section)
     assert "<figure>" not in text and "<table" not in text
     assert "need harm ratings" in text and "need stories in more than one language" in text
-    assert "no human ratings" not in text and text.count("<p>") == 3
+    assert "need story profiles that carry their scenario" in text  # the scenario explorer
+    assert "no human ratings" not in text and text.count("<p>") == 4
 
 
 def test_summary_from_a_store_feeds_the_section(tmp_path):
