@@ -47,8 +47,8 @@ TOP = {
 
 #: report/'s primitives: they render what they are given; a probe may import them
 REPORT_PRIMITIVES = {
-    "assets", "cache", "cells", "citations", "compare", "disparity_block", "flags", "html", "latex", "paper", "plots",
-    "publish", "reading_failures", "table_data",
+    "assets", "cache", "cells", "citations", "compare", "disparity_block", "figure_fonts", "flags", "html", "latex",
+    "paper", "plots", "publish", "reading_failures", "table_data",
 }
 #: report/'s assembly: a study's report composed out of the probes
 REPORT_ASSEMBLY = {"answers", "build", "checks", "disparity", "headlines", "metadata", "methods_doc", "overview",
