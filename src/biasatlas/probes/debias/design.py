@@ -126,6 +126,9 @@ def plan_block(plan: Any) -> dict[str, Any]:
               if config.limit is not None else []),
             *([] if config.setting in PAPER_SIZES else
               [f"{config.setting}: the paper gives no sizes (\"similar to other settings\"); ours, 10k / 5k / 20k"]),
+            *([f"setting 2's test part: every prompt set of our template set b, {whole['test']:,} prompts (every "
+               "scale), where the paper tests its new dataset of 106,560 items (not available: ours is our own "
+               "second template set)"] if config.setting == "cross-dataset" else []),
             "our prompt sets are 37,140 a scale (the paper's 36,000); the paper's units (\"samples\", \"items\") are "
             "read as prompts",
             *NOT_HERE,

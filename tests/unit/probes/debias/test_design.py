@@ -42,3 +42,25 @@ def test_said_and_refused() -> None:
         PROBE.config(design="paper", epochs=3)
     with pytest.raises(ProbeConfigError, match="--design paper: --lang de"):
         PROBE.config(design="paper", languages=["de"])
+
+
+def test_the_plan_states_that_setting_2_tests_more_prompts_than_the_papers_new_dataset(tmp_path) -> None:
+    """Setting 2's test part is every prompt set of our template set b (334,260 prompts): the paper tests its new
+    dataset of 106,560 items. The plan says so in its list of differences, not only as two numbers side by side."""
+    import json
+
+    from typer.testing import CliRunner
+
+    import biasatlas.cli.debias  # noqa: F401  (registers the command)
+    from biasatlas.cli.app import app
+
+    result = CliRunner().invoke(app, ["debias", "--design", "paper", "--setting", "cross-dataset", "--limit", "40",
+                                      "--plan-only", "--study", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    block = json.loads(result.stdout)["design"]
+    assert block["split"]["test"]["design_prompts"] == 334_260
+    said = [line for line in block["not_as_in_the_paper"] if "106,560" in line]
+    assert said and "334,260" in said[0] and "template set b" in said[0]
+    mixed = CliRunner().invoke(app, ["debias", "--design", "paper", "--setting", "mixed", "--limit", "40",
+                                     "--plan-only", "--study", str(tmp_path / "s")])
+    assert not any("106,560" in line for line in json.loads(mixed.stdout)["design"]["not_as_in_the_paper"])
