@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sqlite3
 import sys
@@ -124,8 +123,9 @@ def _summary(store: Store, as_json: bool, analysis: dict[str, Any]) -> None:
 
     unfinished = unfinished_runs(store)
     if as_json:
-        sys.stdout.write(json.dumps({**result, "unfinished_runs": unfinished}, indent=2, ensure_ascii=False,
-                                    default=str) + "\n")
+        from biasatlas.cli.json_out import write_json
+
+        write_json({**result, "unfinished_runs": unfinished})
         return
     from biasatlas.terminal import STUDY_FACTORS, WrappingConsole, study_factors
 
