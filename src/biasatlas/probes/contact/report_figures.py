@@ -32,15 +32,35 @@ def _rows(table: pd.DataFrame) -> list[list[tuple[Any, dict[str, Any]]]]:
     return [groups[i:i + GROUPS_PER_ROW] for i in range(0, len(groups), GROUPS_PER_ROW)] or [[]]
 
 
-def _label_axis(ax: Any, chunk: list[tuple[Any, dict[str, Any]]]) -> None:
-    ax.set_xticks(range(len(chunk)))
-    ax.set_xticklabels(["\n".join(str(k) for k in key) for key, _ in chunk], fontsize=7)
+class _Labels:
+    """Tick labels of the bar groups: only the keys that vary across the table (model names short), the others
+    said once under the axis ("mode choice · scale certainty"): four lines of text under each of 600 groups
+    were unreadable and most of the figure's drawing."""
+
+    def __init__(self, table: pd.DataFrame) -> None:
+        from biasatlas.report.table_data import short_models
+
+        present = [k for k in KEYS if k in table.columns]
+        varying = [k for k in present if table[k].astype(str).nunique() > 1]
+        self.shown = [present.index(k) for k in (varying or present)]
+        self.note = " · ".join(f"{k} {table[k].iloc[0]}" for k in present if k not in varying and varying)
+        self.names = short_models([str(v) for v in table["model"].unique()]) if "model" in table else {}
+
+    def apply(self, ax: Any, chunk: list[tuple[Any, dict[str, Any]]]) -> None:
+        from biasatlas.report.table_data import display_text
+
+        ax.set_xticks(range(len(chunk)))
+        ax.set_xticklabels(["\n".join(display_text(str(key[i]), self.names) for i in self.shown)
+                            for key, _ in chunk], fontsize=7)
+        if self.note:
+            ax.set_xlabel(display_text(self.note, self.names), fontsize=8)
 
 
 def bar_by_contact(table: pd.DataFrame) -> Any:
     """Biased % by contact framing with Wilson intervals, one group of bars per model/mode/language/scale
     (at most ``GROUPS_PER_ROW`` a row)."""
     rows = _rows(table)
+    labels = _Labels(table)
     width = 0.25
     fig, axes = plt.subplots(len(rows), 1, figsize=(max(5, 1.6 * max(len(c) for c in rows)), 3.6 * len(rows)),
                              squeeze=False)
@@ -54,7 +74,7 @@ def bar_by_contact(table: pd.DataFrame) -> Any:
             high = [max(r["biased_ci_high"] - r["biased_pct"], 0.0) for _, r in drawn]
             ax.bar([gi + (ci - 1) * width for gi, _ in drawn], [r["biased_pct"] for _, r in drawn], width,
                    color=COLORS[contact], yerr=[low, high], capsize=3, label=contact if ri == 0 else None)
-        _label_axis(ax, chunk)
+        labels.apply(ax, chunk)
         ax.set_ylabel("% biased (Wilson 95% CI)")
         ax.set_ylim(0, 100)
     axes[0, 0].legend(title="contact", fontsize=8)
@@ -67,6 +87,7 @@ def probability_by_contact(table: pd.DataFrame) -> Any:
     Shows a contact effect on the probabilities where no decision changes (choice mode).
     """
     rows = _rows(table)
+    labels = _Labels(table)
     fig, axes = plt.subplots(len(rows), 1, figsize=(max(5, 1.6 * max(len(c) for c in rows)), 3.6 * len(rows)),
                              squeeze=False)
     for ri, (ax, chunk) in enumerate(zip(axes[:, 0], rows, strict=True)):
@@ -85,7 +106,7 @@ def probability_by_contact(table: pd.DataFrame) -> Any:
             if without:
                 ax.errorbar([x for x, _ in without], [r["mean"] for _, r in without], fmt="o",
                             color=COLORS[contact], capsize=3, label=label)
-        _label_axis(ax, chunk)
+        labels.apply(ax, chunk)
         ax.set_xlim(-0.6, len(chunk) - 0.4)
         ax.set_ylabel("mean P(biased option) (t 95% CI)")
     axes[0, 0].legend(title="contact", fontsize=8)
