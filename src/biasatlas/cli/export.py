@@ -62,9 +62,9 @@ def export(
 
 def default_format() -> str:
     """Parquet where pyarrow is installed; else CSV, and one line says so (a core install has no pyarrow)."""
-    from biasatlas.export import _has_pyarrow
+    from biasatlas.export import has_pyarrow
 
-    if _has_pyarrow():
+    if has_pyarrow():
         return "parquet"
     Console(stderr=True, soft_wrap=True).print(
         "note: pyarrow is not installed: writing CSV (for Parquet: pip install 'biasatlas[parquet]', "

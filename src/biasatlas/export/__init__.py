@@ -72,7 +72,7 @@ def export_study(
 
     if fmt not in FORMATS:
         raise ExportError(f"--format {fmt!r}: valid: {', '.join(FORMATS)}")
-    if fmt == "parquet" and not _has_pyarrow():
+    if fmt == "parquet" and not has_pyarrow():
         raise ExportError("Parquet needs pyarrow: pip install 'biasatlas[parquet]', or export with --format csv")
     target = Path(target)
     check_target(target, force)
@@ -107,7 +107,7 @@ def export_study(
     return result
 
 
-def _has_pyarrow() -> bool:
+def has_pyarrow() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("pyarrow") is not None
