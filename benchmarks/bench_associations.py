@@ -33,7 +33,7 @@ from biasatlas.stats.associations import (
     family_pvalues,
     mine_associations,
 )
-from biasatlas.stats.associations.tables import _prune_array
+from biasatlas.stats.associations.tables import prune_array
 from biasatlas.stats.multitest import adjust
 
 LANGS = ("en", "fr", "es", "it", "pt", "nl", "uk", "ar", "hi", "zh")
@@ -71,7 +71,7 @@ def family_tables(profiles: pd.DataFrame, dims: list[str], labels: dict[str, str
         nb = len(b_v)
         flat = np.bincount(codes[a_dim] * nb + codes[b_dim], minlength=len(a_v) * nb).reshape(len(a_v), nb)
         keep_b = (b_v != UNKNOWN) & (b_v != "other")
-        table = _prune_array(flat[a_v != UNKNOWN][:, keep_b], a_v[a_v != UNKNOWN], b_v[keep_b],
+        table = prune_array(flat[a_v != UNKNOWN][:, keep_b], a_v[a_v != UNKNOWN], b_v[keep_b],
                              config.min_row_total)
         if table is not None:
             out.append((b_dim, table.counts))

@@ -248,7 +248,7 @@ def test_parquet_without_pyarrow_says_what_to_install(
 ) -> None:
     import biasatlas.export as export
 
-    monkeypatch.setattr(export, "_has_pyarrow", lambda: False)
+    monkeypatch.setattr(export, "has_pyarrow", lambda: False)
     with pytest.raises(ExportError, match=r"biasatlas\[parquet\].*--format csv"):
         export_study(study, tmp_path / "out", "parquet")
     assert not (tmp_path / "out").exists()
@@ -259,7 +259,7 @@ def test_parquet_without_pyarrow_names_the_extra_on_the_command_line(
 ) -> None:
     import biasatlas.export as export
 
-    monkeypatch.setattr(export, "_has_pyarrow", lambda: False)
+    monkeypatch.setattr(export, "has_pyarrow", lambda: False)
     line = _one_line(runner.invoke(app, ["export", "--study", str(study), "--to", str(tmp_path / "out"),
                                          "--format", "parquet"]))
     assert "pip install 'biasatlas[parquet]'" in line  # printed as is, not read as console markup
@@ -271,7 +271,7 @@ def test_export_without_pyarrow_writes_csv_by_default_and_says_so(
     """A core install (no pyarrow) gets what it can write, not an error; one line says why and how to get Parquet."""
     import biasatlas.export as export
 
-    monkeypatch.setattr(export, "_has_pyarrow", lambda: False)
+    monkeypatch.setattr(export, "has_pyarrow", lambda: False)
     result = runner.invoke(app, ["export", "--study", str(study), "--to", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "pyarrow is not installed: writing CSV" in result.output and "biasatlas[parquet]" in result.output

@@ -84,14 +84,14 @@ def _local(spec: str, options: BackendOptions) -> tuple[str, Path]:
     """A local model's backend id and where its tokenizer is (a folder, or the GGUF file)."""
     from biasatlas.backends.local.identity import hub_snapshot, identify
     from biasatlas.backends.local.models import LocalOptions, locate
-    from biasatlas.backends.registry import _check_local_target
+    from biasatlas.backends.registry import check_local_target
 
     adapter = options.adapter
     if "+lora:" in spec:
         spec, _, adapter = spec.partition("+lora:")
     kind, _, rest = spec.partition(":")
     target = rest if kind in {"hf", "local"} else spec
-    _check_local_target(spec, target)
+    check_local_target(spec, target)
     location = locate(target)
     defaults = LocalOptions()
     local_options = LocalOptions(adapter=adapter, dtype=options.dtype or defaults.dtype,  # type: ignore[arg-type]

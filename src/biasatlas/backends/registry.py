@@ -22,7 +22,7 @@ BACKENDS: dict[str, str] = {
 }
 
 
-def _check_local_target(spec: str, target: str) -> None:
+def check_local_target(spec: str, target: str) -> None:
     """A bare name that is no alias, no existing path and no ORG/NAME hub id is a typo: say so at once.
 
     Without this check transformers would try the network for a name like 'nosuchmodel' (25 s offline).
@@ -57,7 +57,7 @@ def make_backend(spec: str, **options: Any) -> Backend:
         from biasatlas.backends.local import LocalBackend, LocalOptions
 
         target = rest if kind in {"hf", "local"} else spec
-        _check_local_target(spec, target)
+        check_local_target(spec, target)
         local_opts = {k: v for k, v in options.items() if k in LocalOptions.model_fields and v is not None}
         return LocalBackend(target, LocalOptions(**local_opts))
     if kind == "openai":

@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import StudyOpt, check_study, console, fail, resume_command
+from biasatlas.cli.common import StudyOpt, check_study, console, fail, require_study, resume_command
 from biasatlas.cli.options import RunOptions, run_options
 from biasatlas.cli.outputs import check_output_dir
 
@@ -138,11 +138,9 @@ def import_(
     nothing new). Lines of another study are counted, never stored; unreadable lines are reported."""
     from biasatlas.batch.importer import import_batch
     from biasatlas.lock import StudyLockedError
-    from biasatlas.store import DB_NAME, StoreError
+    from biasatlas.store import StoreError
 
-    check_study(study, write=True)
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME}); run `biasatlas batch export` first")
+    require_study(study, write=True, first="run `biasatlas batch export` first")
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
         fail(f"no such file: {missing[0]}")

@@ -15,9 +15,9 @@ from biasatlas.cli.common import (
     CorrectionOpt,
     StudyOpt,
     check_analysis_options,
-    check_study,
     console,
     fail,
+    require_study,
     study_errors,
 )
 
@@ -39,16 +39,13 @@ def export(
     """Export answers (one row per model x prompt x sample) and statistics (one row per test) per probe,
     with schema.md describing every column; readable by pandas and Hugging Face datasets."""
     from biasatlas.export import FORMATS, ExportError, check_target, export_study
-    from biasatlas.store import DB_NAME
 
     if fmt is None:
         fmt = default_format()
     if fmt not in FORMATS:
         fail(f"--format {fmt!r}: valid: {', '.join(FORMATS)}")
     analysis = check_analysis_options(alpha, correction)
-    check_study(study, write=False)
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME}); run a probe first")
+    require_study(study, write=False, first="run a probe first")
     try:
         check_target(to, force)  # before any analysis runs
         with study_errors(study):  # a newer schema, a damaged database: one line
@@ -65,9 +62,9 @@ def export(
 
 def default_format() -> str:
     """Parquet where pyarrow is installed; else CSV, and one line says so (a core install has no pyarrow)."""
-    from biasatlas.export import _has_pyarrow
+    from biasatlas.export import has_pyarrow
 
-    if _has_pyarrow():
+    if has_pyarrow():
         return "parquet"
     Console(stderr=True, soft_wrap=True).print(
         "note: pyarrow is not installed: writing CSV (for Parquet: pip install 'biasatlas[parquet]', "

@@ -19,9 +19,9 @@ from biasatlas.cli.common import (
     AlphaOpt,
     CorrectionOpt,
     check_analysis_options,
-    check_study,
     database_error_line,
     fail,
+    require_study,
     show_warning,
     study_errors,
 )
@@ -54,9 +54,7 @@ for _module in COMMAND_MODULES:
 
 
 def _open_study(study: Path) -> Store:
-    check_study(study, write=False)
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME}); run a probe first")
+    require_study(study, write=False, first="run a probe first")
     try:
         return Store(study)
     except sqlite3.DatabaseError as exc:  # damaged pages met while opening it read-only

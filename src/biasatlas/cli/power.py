@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import check_study, fail, study_errors
+from biasatlas.cli.common import fail, require_study, study_errors
 
 # pandas, scipy and statsmodels are imported inside the command: every CLI start imports this module.
 
@@ -68,7 +68,7 @@ def power(
     from biasatlas.probes import PROBE_MODULES, load_probe
     from biasatlas.probes.power import MEASURES, pilot_plan
     from biasatlas.stats.power import PowerError
-    from biasatlas.store import DB_NAME, Store
+    from biasatlas.store import Store
 
     if alpha is not None and not 0 < alpha < 1:
         fail(f"--alpha {alpha}: must be between 0 and 1 (exclusive)")
@@ -77,9 +77,7 @@ def power(
     if probe is not None and probe not in MEASURES:
         known = "a probe" if probe in PROBE_MODULES else "not a probe"
         fail(f"--probe {probe!r}: {known} without a power model; valid: {', '.join(MEASURES)}")
-    check_study(study, write=False)
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME}); run a pilot first")
+    require_study(study, write=False, first="run a pilot first")
     results: list[dict[str, Any]] = []
     with study_errors(study), Store(study) as store:
         held = {r[0] for r in store.conn.execute("SELECT DISTINCT probe FROM prompts").fetchall()}

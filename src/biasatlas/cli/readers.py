@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.table import Table
 
 from biasatlas.cli.app import app
-from biasatlas.cli.common import StudyOpt, check_study, fail, study_errors
+from biasatlas.cli.common import StudyOpt, fail, require_study, study_errors
 from biasatlas.cli.outputs import check_output_file
-from biasatlas.store import DB_NAME, Store
+from biasatlas.store import Store
 
 readers_app = typer.Typer(help="The human reading audit: draw answers to label by hand, score the labels.",
                           no_args_is_help=True)
@@ -22,9 +22,7 @@ app.add_typer(readers_app, name="readers")
 
 
 def _study(study: Path, *, write: bool) -> Store:
-    check_study(study, write=write)
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME}); run a probe first")
+    require_study(study, write=write, first="run a probe first")
     return Store(study)
 
 
@@ -86,9 +84,7 @@ def score_cmd(
         raise
     if "sample_index" in frame.columns:
         frame["sample_index"] = pd.to_numeric(frame["sample_index"], errors="coerce").fillna(-1).astype(int)
-    check_study(study, write=True)
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME}); run a probe first")
+    require_study(study, write=True, first="run a probe first")
     with study_errors(study), study_writer(study), Store(study) as store:
         try:
             result = score(check_labels(store, frame))

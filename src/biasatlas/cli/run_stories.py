@@ -29,7 +29,7 @@ from biasatlas.cli.common import (
 )
 from biasatlas.cli.option_table import SHARED
 from biasatlas.cli.options import RunOptions, build_options, run_options, split_values
-from biasatlas.cli.stories import _open, stories_app
+from biasatlas.cli.stories import open_store, stories_app
 from biasatlas.records import GenerationSettings
 
 # The probe modules (scipy, pandas) are imported inside the commands: every `biasatlas` call
@@ -172,7 +172,7 @@ def judge_cmd(
     from biasatlas.probes.stories.analysis import associations
     from biasatlas.probes.stories.profiles import load_profiles
 
-    store = _open(study)
+    store = open_store(study)
     profiles, _ = load_profiles(store)
     store.close()
     if profiles.empty:
@@ -285,7 +285,7 @@ def associations_cmd(
                                seed=seed, workers=workers, min_lift=min_lift)
     if vote not in VOTES:
         fail(f"--vote {vote!r}: valid: {', '.join(VOTES)}")
-    store = _open(study)
+    store = open_store(study)
     try:
         profiles, counts = load_profiles(store, vote=vote)
         if not counts.get("stories"):

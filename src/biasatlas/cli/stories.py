@@ -22,7 +22,7 @@ stories_app = typer.Typer(help="Story probe extras: import published stories, ju
 app.add_typer(stories_app, name="stories")
 
 
-def _open(study: Path) -> Store:
+def open_store(study: Path) -> Store:
     """The study's store; a one-line error when there is none."""
     if not (study / DB_NAME).exists():
         fail(f"no study at {study} (expected {study / DB_NAME})")
@@ -59,7 +59,7 @@ def compare_cmd(
         return
     config = AssociationConfig(alpha=0.05 if alpha is None else alpha, resamples=resamples, seed=seed,
                                min_lift=min_lift)
-    store = _open(study)
+    store = open_store(study)
     try:
         profiles, _ = profiles_module.load_profiles(store)
     finally:

@@ -3,7 +3,8 @@
 ``export_study(study, target, fmt)`` writes, for every probe the study holds answers or tests for,
 ``answers_<probe>.<ext>`` (one row per model × prompt × sample) and ``statistics_<probe>.<ext>``
 (one row per test, the same columns for every probe), and ``schema.md`` describing every column.
-Everything is read through the public API (``biasatlas.open_study``, ``Probe.summarise``).
+Everything is read as the public API reads it (``biasatlas.study.Study``, what ``biasatlas.open_study``
+returns, and ``Probe.summarise``).
 """
 
 from __future__ import annotations
@@ -60,25 +61,25 @@ def export_study(
     """
     import pandas as pd
 
-    from biasatlas.api import open_study
     from biasatlas.export.answers import answers_table
     from biasatlas.export.schema import schema_text
     from biasatlas.export.statistics import statistics_rows
     from biasatlas.probes import load_probe
     from biasatlas.report.build import study_probes
+    from biasatlas.study import Study
     from biasatlas.table_files import plain_types, write_table
     from biasatlas.tidy.columns import PARSED_TYPES, TYPES
 
     if fmt not in FORMATS:
         raise ExportError(f"--format {fmt!r}: valid: {', '.join(FORMATS)}")
-    if fmt == "parquet" and not _has_pyarrow():
+    if fmt == "parquet" and not has_pyarrow():
         raise ExportError("Parquet needs pyarrow: pip install 'biasatlas[parquet]', or export with --format csv")
     target = Path(target)
     check_target(target, force)
     analysis = dict(analysis or {})
     answers: dict[str, pd.DataFrame] = {}
     statistics: dict[str, pd.DataFrame] = {}
-    with open_study(study) as opened:
+    with Study(study) as opened:
         for probe in study_probes(opened.store):
             frame = answers_table(opened, probe)
             if not frame.empty:
@@ -106,7 +107,7 @@ def export_study(
     return result
 
 
-def _has_pyarrow() -> bool:
+def has_pyarrow() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("pyarrow") is not None

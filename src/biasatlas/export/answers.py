@@ -1,6 +1,6 @@
 """The answers table of one probe: one row per model x prompt x sample, from the probe's tidy outcomes.
 
-Built on ``Study.outcomes(probe)`` (the public API). Where a probe's outcomes leave out the
+Built on ``Study.outcomes(probe)`` (``biasatlas.study``, the public API's). Where a probe's outcomes leave out the
 stored request (stories: one row per story), the study frame of the same prompts fills in the
 prompt, tokens, latency and run id. Column order: :data:`ANSWER_CORE`, the design factors and
 the probe's own read columns, then :data:`ANSWER_TAIL`.
@@ -17,7 +17,7 @@ from biasatlas.tidy.columns import ANSWER_CORE, ANSWER_TAIL, PARSED
 if TYPE_CHECKING:
     import pandas as pd
 
-    from biasatlas.api import Study
+    from biasatlas.study import Study
 
 #: columns of ``Store.frame`` that the answers table renames, rewrites or leaves out
 _STORE = {"prompt_id", "key", "model", "mode", "sample_index", "run_id", "probe", "language", "messages_json",

@@ -82,7 +82,7 @@ class PackPrompts:
     def contact_prompt(self, cell_id: str, scale: str, action: str, axis: str, key: str, contact: str) -> Any:
         """The one prompt of that design cell and framing (KeyError when the pack has no such cell)."""
         from biasatlas.probes.contact.data import CONTACTS
-        from biasatlas.probes.contact.plan import SetSpec, _set_prompts
+        from biasatlas.probes.contact.plan import SetSpec, set_prompts
 
         if self._contact is None:
             raise KeyError("no contact templates")
@@ -92,7 +92,7 @@ class PackPrompts:
         if scale not in tset.scales or action not in actions or action not in cell.actions \
                 or not d.fits(cell.agree, tset.grammar):
             raise KeyError(cell_id)
-        prompts = _set_prompts(SetSpec(self.pack.code, tset, scale, cell, action, d), "v1.0")
+        prompts = set_prompts(SetSpec(self.pack.code, tset, scale, cell, action, d), "v1.0")
         return prompts[CONTACTS.index(contact)], cell, d
 
     # ---- samaritan ----------------------------------------------------------------------------------

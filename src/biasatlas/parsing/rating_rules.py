@@ -54,7 +54,7 @@ COMPLEMENT = re.compile(
 )
 
 
-class _Located(Protocol):
+class Located(Protocol):
     @property
     def value(self) -> float: ...
     @property
@@ -63,7 +63,7 @@ class _Located(Protocol):
     def end(self) -> int: ...
 
 
-C = TypeVar("C", bound=_Located)
+C = TypeVar("C", bound=Located)
 
 
 def corrected(masked: str, candidates: list[C], own: re.Pattern[str] | None = None) -> C | None:

@@ -30,7 +30,7 @@ from itertools import pairwise
 
 from biasatlas.parsing.lexicon import data_section
 from biasatlas.parsing.numerals import word_pattern
-from biasatlas.parsing.rating_rules import CORRECTION, C, _Located  # a located rating candidate
+from biasatlas.parsing.rating_rules import CORRECTION, C, Located  # a located rating candidate
 
 # A line's or sentence's label before the value: "Rating:", "**Estimate:**", "- Endgültige Antwort :",
 # "... . The elderly woman: 85." (no digit or sentence end in it).
@@ -67,7 +67,7 @@ def _pattern(section: str, language: str) -> re.Pattern[str] | None:
     return re.compile(words, re.IGNORECASE) if words else None
 
 
-def labelled(masked: str, candidate: _Located) -> bool:
+def labelled(masked: str, candidate: Located) -> bool:
     """The value stands right after its line's label and a colon, and ends its line or sentence."""
     return bool(LABEL_BEFORE.search(masked[: candidate.start]) and LABEL_AFTER.match(masked, candidate.end))
 
@@ -161,14 +161,14 @@ def _word_count(text: str) -> float:
     return spaced + joined / 2
 
 
-def at_cut(text: str, candidate: _Located) -> bool:
+def at_cut(text: str, candidate: Located) -> bool:
     """In an answer stopped at the token limit: whether the value may have gone on (it ends the text, or
     only a word or two follow it without a sentence ending between)."""
     tail = text[candidate.end :]
     return not BOUNDARY_THEN_TEXT.search(tail) and _word_count(tail) < WORDS_AFTER_CUT
 
 
-def verdict_open(text: str, candidate: _Located, language: str, corrections: re.Pattern[str] | None) -> bool:
+def verdict_open(text: str, candidate: Located, language: str, corrections: re.Pattern[str] | None) -> bool:
     """In a cut answer: whether the text after the value starts revising it (the verdict may have changed)."""
     tail = text[candidate.end :]
     later = _pattern("rating_revised", language)

@@ -32,7 +32,7 @@ EXACT_Q_MAX = 200
 #: Monte Carlo permutations of the shared-question Cochran test (p resolution 1 / (PERMUTATIONS + 1))
 PERMUTATIONS = 2000
 #: a p computed from sums of probabilities compares observed and permuted statistics with this tolerance
-_TOL = 1e-9
+TOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -97,9 +97,9 @@ def shared_reference_test(x: np.ndarray, y: np.ndarray, unit: np.ndarray, alpha:
         # no-contact answer biased (probability s / (k + 1)): T = s - 1 - k; else T = s
         dist, start = _class_sum(sv, kv)
         support = np.arange(start, start + len(dist))
-        p = float(min(1.0, dist[np.abs(support) >= abs(observed) - _TOL].sum()))
+        p = float(min(1.0, dist[np.abs(support) >= abs(observed) - TOL].sum()))
         extreme = max(abs(int(support[0])), abs(int(support[-1])))
-        min_p = float(min(1.0, dist[np.abs(support) >= extreme - _TOL].sum()))
+        min_p = float(min(1.0, dist[np.abs(support) >= extreme - TOL].sum()))
     effect = observed / n_sets if n_sets else math.nan
     low = high = math.nan
     if len(units) > 1 and n_sets:
@@ -163,8 +163,8 @@ def cochran_exact(data: np.ndarray) -> QTest:
     c3 = n - c1 - c2
     q = _q(np.stack([c1, c2, c3], -1).astype(float), row_sq, n, k)
     possible = (dist > 0) & (c3 >= 0)
-    p = float(dist[possible & (q >= observed - _TOL)].sum())
-    min_p = float(dist[possible & (q >= q[possible].max() - _TOL)].sum())
+    p = float(dist[possible & (q >= observed - TOL)].sum())
+    min_p = float(dist[possible & (q >= q[possible].max() - TOL)].sum())
     return QTest(n_rows, m, observed, min(1.0, p), min(1.0, min_p), "Cochran's Q (exact conditional)")
 
 
@@ -224,6 +224,6 @@ def shared_cochran(none: np.ndarray, positive: np.ndarray, negative: np.ndarray,
     neg_star = rest - pos_star
     dev, cov = _cmh_parts(x_star, pos_star, neg_star, np.broadcast_to(k, rest.shape))
     w_star = _cmh(dev, cov)
-    exceed = int(np.sum(np.nan_to_num(w_star, nan=0.0) >= observed - _TOL))
+    exceed = int(np.sum(np.nan_to_num(w_star, nan=0.0) >= observed - TOL))
     return QTest(len(none), m, observed, (1 + exceed) / (1 + permutations), math.nan,
                  f"{name} (permutation, {permutations} draws, seed {seed})")

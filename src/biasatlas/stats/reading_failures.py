@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats as sps
 
-from biasatlas.stats.clustered import _TOL, EXACT_Q_MAX, PERMUTATIONS
+from biasatlas.stats.clustered import EXACT_Q_MAX, PERMUTATIONS, TOL
 from biasatlas.stats.multitest import holm
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ def _exact_group_p(x: np.ndarray, n: np.ndarray) -> np.ndarray:
     mean = (n * (fails / total)[:, None]).sum(0)
     observed = np.abs(x.sum(0) - mean)
     values = np.abs(np.arange(dist.shape[1])[None, :] - mean[:, None])
-    p = np.where(values >= observed[:, None] - _TOL, dist, 0.0).sum(1)
+    p = np.where(values >= observed[:, None] - TOL, dist, 0.0).sum(1)
     alone = (n == total[:, None]) | (n == 0)  # a group with no rest in every stratum: nothing to compare
     return np.where(alone.all(0), np.nan, np.minimum(p, 1.0))
 
@@ -233,7 +233,7 @@ def group_failure_test(failed: Iterable[bool], group: Iterable[object], stratum:
             drawn = _permuted(x_i, n_i, np.random.default_rng(seed), permutations)
             dev_star = drawn - (n_i * (x_i.sum(1) / n_i.sum(1))[:, None]).sum(0)
             omnibus_star, _ = _statistics(dev_star, inverse, diag)
-            p = (1 + int(np.sum(omnibus_star >= observed - _TOL))) / (1 + permutations)
+            p = (1 + int(np.sum(omnibus_star >= observed - TOL))) / (1 + permutations)
             method = f"{name} (within-question permutation, {permutations} draws, seed {seed})"
         if m > EXACT_GROUP_MAX:
             p_groups = np.where(diag > 0, 2 * sps.norm.sf(np.abs(z)), np.nan)

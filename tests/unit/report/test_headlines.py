@@ -122,11 +122,11 @@ def test_a_cell_without_a_headline_says_why() -> None:
 
 
 def _samaritan_summary(frame: pd.DataFrame) -> dict:
-    from biasatlas.probes.samaritan.summary import _records, analyse
+    from biasatlas.probes.samaritan.summary import analyse, records
     from biasatlas.tidy.rows import samaritan_rows
 
     groups = analyse(frame, 0.01, "holm")["groups"]
-    summary = {"settings": {"alpha": 0.01, "correction": "holm", "ci_level": 0.95}, "groups": _records(groups)}
+    summary = {"settings": {"alpha": 0.01, "correction": "holm", "ci_level": 0.95}, "groups": records(groups)}
     summary["statistics"] = samaritan_rows(summary)
     return summary
 

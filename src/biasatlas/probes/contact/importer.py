@@ -91,7 +91,7 @@ def _read_bytes(path: Path) -> bytes:
         raise DatasetImportError(str(exc)) from None
 
 
-def _read_table(path: Path) -> pd.DataFrame:
+def read_table(path: Path) -> pd.DataFrame:
     data = io.BytesIO(_read_bytes(path))
     try:
         if path.suffix.lower() in {".xlsx", ".xlsm", ".xls"}:
@@ -116,7 +116,7 @@ def read_descriptors(path: Path) -> list[tuple[str, str]]:
             raise _not_utf8(path, exc) from None
         items = [line.strip() for line in text.splitlines() if line.strip()]
         return [(d, d) for d in items]
-    table = _read_table(path)
+    table = read_table(path)
     col = "descriptor" if "descriptor" in table.columns else table.columns[0]
     group = "group" if "group" in table.columns else col
     out = []
@@ -217,7 +217,7 @@ def import_dataset(
     values, from ``--action``, ``--axis``, ``--scenario``, ``--principle``) keeps only the matching prompt sets
     of any file; ``hb_version`` is the HolisticBias version of a Raj file's descriptors (without ``--descriptors``).
     """
-    table = _read_table(path)
+    table = read_table(path)
     fmt = fmt or detect_format(table)
     if fmt not in ("raj", "rows"):
         raise DatasetImportError(f"unknown import format {fmt!r}; valid: raj, rows")

@@ -233,7 +233,7 @@ def set_specs(config: ContactConfig) -> list[SetSpec]:
     return [spec for language in config_languages(config) for spec in _language_specs(config, language)]
 
 
-def _set_prompts(spec: SetSpec, hb_version: str) -> list[Prompt]:
+def set_prompts(spec: SetSpec, hb_version: str) -> list[Prompt]:
     """The three prompts (none / positive / negative contact) of one prompt set."""
     language, tset, scale, cell, action, d = spec
     instruction = tset.scales[scale]["instruction"]
@@ -309,7 +309,7 @@ def limit_specs(specs: Sequence[SetSpec], limit: int | None, seed: int, *, balan
 def build_prompts(config: ContactConfig) -> list[Prompt]:
     """Every prompt of the design, prompt sets of none / positive / negative; ``limit`` applied."""
     specs = limit_specs(set_specs(config), config.limit, config.seed, balance=config.balance_groups)
-    prompts = [p for spec in specs for p in _set_prompts(spec, config.hb_version)]
+    prompts = [p for spec in specs for p in set_prompts(spec, config.hb_version)]
     if config.design is not None:  # the papers' system prompt and instruction
         from biasatlas.probes.contact.design import dress
 
@@ -332,4 +332,4 @@ def draw_prompt_sets(config: ContactConfig, n_sets: int) -> list[Prompt]:
     if n_sets < len(specs):
         chosen = sorted(random.Random(config.seed).sample(range(len(specs)), n_sets))
         specs = [specs[i] for i in chosen]
-    return [p for spec in specs for p in _set_prompts(spec, config.hb_version)]
+    return [p for spec in specs for p in set_prompts(spec, config.hb_version)]

@@ -92,10 +92,10 @@ def _import_options(config: ContactConfig) -> dict[str, Any]:
 
 def _rows_without(config: ContactConfig, field: str) -> bool:
     """Whether the imported file is a three-rows-per-template sheet without a column for ``field``."""
-    from biasatlas.probes.contact.importer import ROW_COLUMNS, _read_table, detect_format
+    from biasatlas.probes.contact.importer import ROW_COLUMNS, detect_format, read_table
 
     assert config.templates is not None
-    table = _read_table(config.templates)
+    table = read_table(config.templates)
     if (config.import_format or detect_format(table)) != "rows":
         return False
     return not any(str(c).strip().lower() in ROW_COLUMNS[field] for c in table.columns)

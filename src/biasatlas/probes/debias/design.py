@@ -84,13 +84,13 @@ def design_prompts(setting: str, seed: int = 0) -> dict[str, int]:
     """Prompts of each part at the paper's sizes (ours where it states none), counted on the design's prompt sets
     without writing them (a whole pool is up to 334,260 prompts)."""
     from biasatlas.probes.contact.plan import ContactConfig, set_specs
-    from biasatlas.probes.debias.splits import SIZES, _resolve, get_setting
+    from biasatlas.probes.debias.splits import SIZES, get_setting, resolve_filter
 
     spec = get_setting(setting)
     sizes = PAPER_SIZES.get(setting, SplitSizes(*SIZES))
 
     def pool(filters: dict[str, Any]) -> int:
-        return 3 * len(set_specs(ContactConfig(languages=["en"], **_resolve(filters, "en", seed))))
+        return 3 * len(set_specs(ContactConfig(languages=["en"], **resolve_filter(filters, "en", seed))))
 
     # a stated size is what a part asks of the pool (every pool holds over 20,000 prompts): count only whole pools
     train = pool(spec.train) if sizes.train is None else sizes.train

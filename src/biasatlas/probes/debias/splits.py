@@ -179,7 +179,7 @@ def _axes_split(language: str, seed: int) -> tuple[list[str], list[str]]:
     return train, [a for a in axes if a not in train]
 
 
-def _resolve(filters: dict[str, Any], language: str, seed: int) -> dict[str, Any]:
+def resolve_filter(filters: dict[str, Any], language: str, seed: int) -> dict[str, Any]:
     """A setting's filter as ContactConfig fields (all scales unless the filter names some)."""
     out = {"scales": list(SCALES), **filters}
     if out.get("axes") in ("train", "test"):
@@ -270,8 +270,8 @@ def build_split(
     if sizes is None:
         sizes = SplitSizes.from_limit(limit) if limit is not None else SplitSizes()
     n = sizes.sets()
-    train_filter = _resolve(spec.train, language, seed)
-    test_filter = _resolve(spec.test, language, seed)
+    train_filter = resolve_filter(spec.train, language, seed)
+    test_filter = resolve_filter(spec.test, language, seed)
     if spec.shared_pool:
         pool = _draw_sets(train_filter, language, n["train"] + n["validation"] + n["test"], seed, "pool")
         train, validation, test = _deal(pool, [n["train"], n["validation"], n["test"]], seed, "deal")

@@ -232,14 +232,14 @@ GROUP_COLUMNS = {
 def with_flags(tables: dict[str, pd.DataFrame], settings: dict[str, Any]) -> dict[str, pd.DataFrame]:
     """``groups`` with each group's ``flags`` and ``flag_notes`` and ``default_persona`` without the flagged
     groups in its verdict lists, as `summary` has them (the statistics rows decide the flags once)."""
-    from biasatlas.probes.samaritan.summary import _records
+    from biasatlas.probes.samaritan.summary import records
     from biasatlas.probes.samaritan.summary import with_flags as annotate
     from biasatlas.tidy.rows import samaritan_rows
 
     groups, persona = tables["groups"], tables["default_persona"]
     if groups.empty:
         return tables
-    summary: dict[str, Any] = {"settings": settings, "groups": _records(groups), "default_persona": _records(persona)}
+    summary: dict[str, Any] = {"settings": settings, "groups": records(groups), "default_persona": records(persona)}
     summary["statistics"] = samaritan_rows(summary)
     annotate(summary)
     shown = groups.assign(flags=[g["flags"] for g in summary["groups"]],

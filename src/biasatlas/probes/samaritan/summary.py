@@ -88,7 +88,7 @@ def unreadable_warnings(bad: pd.DataFrame, threshold: float = UNREADABLE_WARNING
     return lines
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """JSON-ready rows: NaN -> None, numpy scalars -> Python."""
     rows = []
     for row in frame.to_dict(orient="records"):
@@ -152,7 +152,7 @@ def summarise(
     }
     for name in TABLES:
         table = tables.get(name, pd.DataFrame())
-        summary[name] = _records(table) if not table.empty else []
+        summary[name] = records(table) if not table.empty else []
     if not frame.empty and frame.loc[frame["rating"].notna(), "language"].nunique() > 1:
         from biasatlas.probes.samaritan.across_languages import across_languages
 
@@ -162,9 +162,9 @@ def summarise(
 
     # which group of a category is rated differently from the others: the headline (docs/methods.md)
     block = disparity(frame, summary["groups"], settings["alpha"]) if not frame.empty else {}
-    summary["group_disparity"] = _records(pd.DataFrame(answer_quality(block.get("groups", []), summary["groups"])))
-    summary["group_disparity_pairs"] = _records(pd.DataFrame(block.get("pairs", [])))
-    summary["group_disparity_spread"] = _records(pd.DataFrame(block.get("spread", [])))
+    summary["group_disparity"] = records(pd.DataFrame(answer_quality(block.get("groups", []), summary["groups"])))
+    summary["group_disparity_pairs"] = records(pd.DataFrame(block.get("pairs", [])))
+    summary["group_disparity_spread"] = records(pd.DataFrame(block.get("spread", [])))
     from biasatlas.readers.agreement import agreement
     from biasatlas.tidy.rows import run_info, samaritan_rows
 
@@ -176,7 +176,7 @@ def summarise(
 
     add_failures(summary, frame, NAME, settings["alpha"])  # reading failures by group; flags of the group effects
     if summary["groups"]:  # Figure 1 counts the units where a group's test is a finding (issue 37)
-        summary["significance_frequency"] = _records(findings_frequency(pd.DataFrame(summary["groups"])))
+        summary["significance_frequency"] = records(findings_frequency(pd.DataFrame(summary["groups"])))
     return summary
 
 

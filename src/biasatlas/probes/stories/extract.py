@@ -213,7 +213,7 @@ def lists_former_keys(prompt_text: str) -> bool:
     return False
 
 
-def _match_value(raw: Any, dim: Dimension) -> str | None:
+def match_value(raw: Any, dim: Dimension) -> str | None:
     """The vocabulary key ``raw`` names (key, label or their slugs), "unknown", or None."""
     if raw is None:
         return UNKNOWN
@@ -273,7 +273,7 @@ def parse_extraction(
             bare.append(key)
         if former_keys and isinstance(raw, str):
             raw = FORMER_KEYS.get(key, {}).get(raw, raw)
-        value = _match_value(raw, dim)
+        value = match_value(raw, dim)
         if value is None:
             out.values[key] = UNKNOWN
             out.out_of_vocabulary[key] = str(raw)[:80]

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from biasatlas.probes.stories.extract import _match_value
+from biasatlas.probes.stories.extract import match_value
 from biasatlas.probes.stories.seeds import (
     LANGUAGES,
     Dimension,
@@ -49,7 +49,7 @@ class ValueMapper:
         return self.dims.get(str(name).strip().lower().replace(" ", "_"))
 
     def value(self, dim: Dimension, raw: Any) -> str | None:
-        found = _match_value(raw, dim)
+        found = match_value(raw, dim)
         if found is not None:
             return found
         return self.aliases.get(dim.key, {}).get(slug(str(raw)))

@@ -14,11 +14,11 @@ from biasatlas.stats.associations.config import OTHER, UNKNOWN, AssociationConfi
 from biasatlas.stats.associations.family import family_pvalues
 from biasatlas.stats.associations.tables import (
     LabelledTable,
-    _prune_array,
     cell_tests,
     cochran_ok,
     cramers_v_corrected,
     effect_category,
+    prune_array,
 )
 from biasatlas.stats.multitest import adjust
 
@@ -71,7 +71,7 @@ def analyse_slice(
             nb = len(b_vocab)
             flat = np.bincount(a_codes * nb + codes[b_dim][rows], minlength=len(a_vocab) * nb)
             full = flat.reshape(len(a_vocab), nb)[a_keep][:, (b_vocab != UNKNOWN) & (b_vocab != OTHER)]
-            labelled = _prune_array(
+            labelled = prune_array(
                 full, a_vocab[a_keep], b_vocab[(b_vocab != UNKNOWN) & (b_vocab != OTHER)], config.min_row_total
             )
             if labelled is not None:

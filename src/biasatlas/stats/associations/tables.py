@@ -43,7 +43,7 @@ class LabelledTable:
         return (int(self.counts.shape[0]), int(self.counts.shape[1]))
 
 
-def _prune_array(
+def prune_array(
     counts: np.ndarray, rows: np.ndarray, cols: np.ndarray, min_row_total: int
 ) -> LabelledTable | None:
     """Numpy twin of :func:`_prune` (the slice loop builds thousands of tables)."""
