@@ -105,3 +105,37 @@ def table3_wide(table: pd.DataFrame) -> pd.DataFrame:
     wide = pd.DataFrame.from_dict(cells, orient="index").reindex(columns=columns)
     wide = wide.astype(object).where(wide.notna(), "–")
     return wide.rename_axis("model").reset_index()
+
+
+# ---- what --plan-only says ---------------------------------------------------------------------------------
+
+PAPER = "Cao et al., 2024 (cross-language stereotype leakage)"
+#: what the paper design sets when the study is analysed (summary, `leakage fit`, report)
+PAPER_SETS = (
+    f"the paper: {PAPER}",
+    "every missing (999) cell counts as 0, as the paper's code read the tables, so all 30 groups, the 12 "
+    "non-shared ones included, stay in each fit (section 4.2.4)",
+    f"a flow is a positive cross-language coefficient with an uncorrected p < {PAPER_ALPHA:g} (Figure 2's criterion)",
+    "each target language's monolingual control (LM_tgt of Eq. 1) is the model run with --mono-for LANG, and "
+    "Table 3 gives its coefficient per model and target language",
+)
+#: what it cannot match (docs/methods.md, "What the paper design cannot match")
+CANNOT_MATCH = (
+    "the controls are whichever models are run with --mono-for; the paper's were bert-base-cased, "
+    "bert-base-chinese, rubert-tiny2 and indic-transformers-hi-bert, scored with the sensitivity test (SeT), "
+    "whereas a masked model here is scored with PLL-ILPS",
+    "zero-filling is the paper code's rule, not a model of the missing ratings: a 0 stands for 'not rated', so a "
+    "non-shared group's slope mixes rated and unrated cells",
+    "a target language without a --mono-for control is fitted without the LM_tgt term (the summary notes it)",
+)
+#: our default design, said where the user sees the plan
+OURS_NOTE = ("Differs from Cao et al.: complete cases (the non-shared groups a language did not rate drop out of "
+             "its fits), Benjamini-Hochberg over each model's cross-language tests (the paper: uncorrected p < "
+             "0.05), and the monolingual control only where --mono names one; --design paper for the paper's fit.")
+
+
+def plan_block(config: Any) -> dict[str, Any]:
+    """The ``design`` entry of `run leakage --design paper --plan-only`: what the design sets, what it cannot
+    match, and the language this run is the monolingual control of (``None``: a model that is fitted)."""
+    return {"name": "paper", "paper": PAPER, "set": list(PAPER_SETS), "cannot_match": list(CANNOT_MATCH),
+            "control": config.mono_for}

@@ -28,7 +28,7 @@ from biasatlas.probes.leakage.plan import (
 from biasatlas.records import GenerationSettings, Prompt
 
 if TYPE_CHECKING:  # pandas, the analysis and the report are imported on use
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     import pandas as pd
@@ -128,6 +128,18 @@ class LeakageProbe(Probe):
         except LeakageDataError as exc:
             raise ProbeConfigError(str(exc)) from None
         return limit_plan(prompts, c.limit, c.seed)
+
+    def plan_summary(self, prompts: Sequence[Prompt], config: ProbeConfig) -> dict[str, Any]:
+        """The plan's counts, and what its design (ours or the paper's) does differently from Cao et al."""
+        from biasatlas.probes.leakage.design import OURS_NOTE, plan_block
+
+        plan = super().plan_summary(prompts, config)
+        c = self._config(config)
+        if c.design == "paper":
+            plan["design"] = plan_block(c)
+        else:  # said once, where the user sees the plan
+            plan["note"] = OURS_NOTE
+        return plan
 
     def settings(self, config: ProbeConfig) -> GenerationSettings:
         if self.mode_of(config) == "choice":

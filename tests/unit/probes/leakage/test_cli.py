@@ -109,3 +109,26 @@ def test_fit_checks_alpha_and_correction(in_tmp: Path) -> None:
     assert "--alpha" in _one_line_error(runner.invoke(app, ["leakage", "fit", "--study", "s", "--alpha", "1.5"]))
     line = _one_line_error(runner.invoke(app, ["leakage", "fit", "--study", "s", "--correction", "fdr"]))
     assert "--correction" in line and "bh" in line
+
+
+def test_plan_only_states_the_paper_design_and_what_it_cannot_match(in_tmp: Path) -> None:
+    plan = _plan("--model", "fake:x", "--groups", GROUPS, "--design", "paper")
+    design = plan["design"]
+    assert design["name"] == "paper" and design["paper"].startswith("Cao et al.")
+    said = " ".join(design["set"])
+    assert "every missing (999) cell counts as 0" in said and "uncorrected p < 0.05" in said
+    assert "Table 3" in said and "--mono-for" in said
+    cannot = " ".join(design["cannot_match"])
+    assert "bert-base-cased" in cannot and "SeT" in cannot and "PLL-ILPS" in cannot and "not rated" in cannot
+    assert design["control"] is None  # this model is fitted; the controls are other runs
+    assert "note" not in plan
+
+
+def test_plan_only_of_a_control_and_of_our_design_say_so(in_tmp: Path) -> None:
+    control = _plan("--model", "fake:x", "--groups", GROUPS, "--design", "paper", "--mono-for", "hi")
+    assert control["design"]["control"] == "hi" and control["languages"] == {"hi": control["prompts"]}
+    ours = _plan("--model", "fake:x", "--groups", GROUPS)
+    assert "design" not in ours
+    note = ours["note"]
+    assert note.startswith("Differs from Cao et al.") and "complete cases" in note and "Benjamini-Hochberg" in note
+    assert "--design paper" in note
