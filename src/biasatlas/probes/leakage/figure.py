@@ -42,8 +42,9 @@ def flows_figure(flow_table: pd.DataFrame, variants: Sequence[str]) -> Any:
     return fig
 
 
-def flows_plot(flow_table: pd.DataFrame, variants: Sequence[str]) -> Any:
-    """The flows interactive: each significant flow's coefficient [95% CI] per model variant, hover n and p."""
+def flows_plot(flow_table: pd.DataFrame, variants: Sequence[str], corrected: bool = True) -> Any:
+    """The flows interactive: each significant flow's coefficient [95% CI] per model variant, hover n and p
+    (``corrected``: BH-adjusted, our design; else uncorrected, the paper design's)."""
     from biasatlas.report.plots import interval_figure
 
     x_title = "Leakage coefficient (regression slope on the source humans' association, 95% CI)"
@@ -59,5 +60,6 @@ def flows_plot(flow_table: pd.DataFrame, variants: Sequence[str]) -> Any:
     shown = flow_table.assign(flow=[f"human {s.upper()} → model {t.upper()}"
                                     for s, t in zip(flow_table["source"], flow_table["target"], strict=True)])
     return interval_figure(shown, category="flow", panel="variant", estimate="estimate", low="ci_low",
-                           high="ci_high", n="n_obs", p="p_adj", p_label="adjusted p (BH)", horizontal=True,
+                           high="ci_high", n="n_obs", p="p_adj",
+                           p_label="adjusted p (BH)" if corrected else "p (uncorrected)", horizontal=True,
                            x_title=x_title, y_title="Human source → model target")

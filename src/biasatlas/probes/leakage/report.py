@@ -197,7 +197,8 @@ def report_sections(store: Store) -> list[Section]:
     section.add_figure(flows_figure(analysis.flows, analysis.subjects),
                        ("As in Cao et al., Figure 2" if paper else "Leakage flows")
                        + f": human source → model target ({rule}), one panel per model variant",
-                       plot=flows_plot(analysis.flows, analysis.subjects))
+                       plot=flows_plot(analysis.flows, analysis.subjects,
+                                       corrected=analysis.settings.get("correction") != "none"))
     t3 = table3(analysis.fits)
     if not t3.empty:
         section.add_table(table3_wide(t3), "As in Cao et al., Table 3: the monolingual control's coefficient "

@@ -131,3 +131,16 @@ def test_mono_for_asks_one_language_and_is_checked() -> None:
     bad = CliRunner().invoke(app, ["run", "leakage", "--model", "fake:x", "--design", "paper", "--mono-for", "xx",
                                    "--plan-only", "--study", "/nonexistent-dir/s"])
     assert bad.exit_code == 2 and "--mono-for 'xx'" in bad.output
+
+
+@pytest.mark.usefixtures("cells")
+def test_the_paper_designs_flows_plot_names_its_p_uncorrected(planted: Store) -> None:
+    from biasatlas.probes.leakage.figure import flows_plot
+
+    paper = analyse(planted, design="paper")
+    hover = flows_plot(paper.flows, paper.subjects, corrected=False).to_json()
+    assert "p (uncorrected)" in hover and "BH" not in hover
+    assert "adjusted p (BH)" in flows_plot(paper.flows, paper.subjects).to_json()  # our design's default
+    (section,) = report_sections(planted)  # the study's design: paper
+    plots = json.dumps(section.data, ensure_ascii=False)
+    assert "p (uncorrected)" in plots and "adjusted p (BH)" not in plots
