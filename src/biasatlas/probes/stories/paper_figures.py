@@ -67,8 +67,9 @@ def gap_figure(table: pd.DataFrame, overall: float | None) -> Any:
     return fig
 
 
-def heatmap_figure(matrix: pd.DataFrame) -> Any:
-    """Pairwise agreement (0-1) between raters, values written in the cells."""
+def heatmap_figure(matrix: pd.DataFrame, label: str = "agreement on harmful vs benign") -> Any:
+    """A 0-1 matrix (pairwise agreement between raters, or Jaccard similarity between languages), values
+    written in the cells, ``label`` on the colour bar."""
     plt = _plt()
     values = matrix.to_numpy(dtype=float)
     fig, ax = plt.subplots(figsize=(1.5 + 0.5 * len(matrix), 1 + 0.5 * len(matrix)))
@@ -78,7 +79,7 @@ def heatmap_figure(matrix: pd.DataFrame) -> Any:
     for i, j in np.ndindex(values.shape):
         if not np.isnan(values[i, j]):
             ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", color="w", fontsize=6)
-    fig.colorbar(im, ax=ax, fraction=0.046, label="agreement on harmful vs benign")
+    fig.colorbar(im, ax=ax, fraction=0.046, label=label)
     lay_out(fig)
     return fig
 

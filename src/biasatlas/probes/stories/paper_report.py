@@ -45,6 +45,68 @@ def harm_labels(summary: Mapping[str, Any]) -> dict[str, bool]:
     return {str(r["association"]): bool(r["harmful"]) for r in rows}
 
 
+def _label_rows(summary: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """(harm, rated by) per association key: harmful / benign, and humans / LLM judges."""
+    rows = summary.get("harm", {}).get("labels", {}).get("associations", [])
+    return {str(r["association"]): ("harmful" if r["harmful"] else "benign",
+                                    "humans" if r.get("rated_by") == "human" else "LLM judges") for r in rows}
+
+
+def _phrase(record: Mapping[str, Any]) -> str:
+    """An association as the paper writes it: ``A: a → B: b``."""
+    return (f"{record['base_attribute']}: {record['base_value']} → "
+            f"{record['compared_attribute']}: {record['compared_value']}")
+
+
+def _explorer(records: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], by: str, label: str) -> pd.DataFrame:
+    """One row per association (a repeated one, e.g. of another template, once, its ``by`` lists merged): the
+    paper's explorer columns, the most widely held first."""
+    labels = _label_rows(summary)
+    merged: dict[str, dict[str, Any]] = {}
+    for r in records:
+        key = association_key(r)
+        row = merged.setdefault(key, {"association": _phrase(r), "base attribute": r["base_attribute"],
+                                      "compared attribute": r["compared_attribute"], "names": set(),
+                                      "harm": labels.get(key, ("unrated", ""))[0],
+                                      "rated by": labels.get(key, ("unrated", ""))[1]})
+        row["names"] |= {str(v) for v in (r.get(by) or [])}
+    rows = [{**{k: v for k, v in row.items() if k != "names"}, label: len(row["names"]),
+             f"{label[:-1]} names": ", ".join(sorted(row["names"]))} for row in merged.values()]
+    columns = ["association", "base attribute", "compared attribute", label, f"{label[:-1]} names", "harm", "rated by"]
+    frame = pd.DataFrame(rows, columns=columns)
+    return frame.sort_values([label, "association"], ascending=[False, True], kind="stable").reset_index(drop=True)
+
+
+def global_table(summary: Mapping[str, Any]) -> pd.DataFrame:
+    """The paper's table of every significant association of the global aggregation: the association, its
+    attributes, how many models (and which) show it, and its harm label (humans where rated, else judges)."""
+    return _explorer(summary.get("associations") or [], summary, "models", "models")
+
+
+def per_language_table(summary: Mapping[str, Any]) -> pd.DataFrame:
+    """The paper's table of every significant association of the per-language aggregation: the association,
+    its attributes, its language reach (how many languages, and which) and its harm label."""
+    records = (summary.get("per_language") or {}).get("associations") or []
+    return _explorer(records, summary, "languages", "languages")
+
+
+def jaccard_table(summary: Mapping[str, Any]) -> pd.DataFrame:
+    """Jaccard similarity |X ∩ Y| / |X ∪ Y| of the per-language association sets, languages × languages: the
+    summary's matrix where it has one, else from the per-language associations (empty below two languages)."""
+    from biasatlas.stats.associations import jaccard_matrix
+
+    per_language = summary.get("per_language") or {}
+    given = per_language.get("jaccard")
+    if given:
+        frame = pd.DataFrame(given)
+        return frame.reindex(index=list(frame.columns)).astype(float) if len(frame) >= 2 else pd.DataFrame()
+    sets: dict[str, set[tuple[str, ...]]] = {}
+    for r in per_language.get("associations") or []:
+        for lang in r.get("languages") or []:
+            sets.setdefault(str(lang), set()).add((association_key(r),))
+    return jaccard_matrix(sets) if len(sets) >= 2 else pd.DataFrame()
+
+
 # ---- tables ---------------------------------------------------------------------------------
 
 
@@ -206,6 +268,7 @@ def section(summary: Mapping[str, Any]) -> Any:
                  "the human ratings where an association has any, else from the LLM judges (the paper labels only "
                  "the human-rated set). Intervals, tests and what is marked (ours) are not in the paper."
                  + ("" if has_humans or not harm else " The study has no human ratings: the labels are the judges'."))
+    _global(out, summary)
     if harm:
         _providers(out, summary)
         _gap(out, summary, has_humans)
@@ -222,6 +285,18 @@ def section(summary: Mapping[str, Any]) -> Any:
 
     explorer_section(out, summary, CITE)
     return out
+
+
+def _global(out: Any, summary: Mapping[str, Any]) -> None:
+    if "associations" not in summary:
+        return
+    table = global_table(summary)
+    if table.empty:
+        out.add_text("The table of the global aggregation's associations: no association holds.")
+        return
+    out.add_table(table, f"{CITE}: all significant associations of the global aggregation (stories of every "
+                  "language pooled), the paper's table: the association, how many models show it (and which) "
+                  "and its harm label (humans where they rated it, else the LLM judges; unrated: neither).")
 
 
 def _providers(out: Any, summary: Mapping[str, Any]) -> None:
@@ -321,6 +396,11 @@ def _languages(out: Any, summary: Mapping[str, Any]) -> None:
         out.add_text("Language reach, language-exclusive associations and the marked/unmarked shift: need stories "
                      "in more than one language.")
         return
+    table = per_language_table(summary)
+    if not table.empty:
+        out.add_table(table, f"{CITE}: all significant associations of the per-language aggregation, the "
+                      "paper's table: the association, its language reach (how many languages, and which) and its "
+                      "harm label (as above).")
     reach = reach_table(summary)
     if reach.empty:
         out.add_text("Language reach of harmful vs benign associations: needs harm labels of both harmful and "
@@ -333,6 +413,14 @@ def _languages(out: Any, summary: Mapping[str, Any]) -> None:
         out.add_table(reach, f"{CITE}: associations by the number of languages they hold in (mean: harmful "
                       f"{spec['harmful']['mean_languages']:.2f}, benign {spec['benign']['mean_languages']:.2f}"
                       + (f"; Mann-Whitney U p = {test['p']:.3g}, ours" if test.get("p") is not None else "") + ").")
+    jaccard = jaccard_table(summary)
+    if jaccard.empty:
+        out.add_text("Jaccard similarity of the association sets between languages: needs associations in at "
+                     "least two languages.")
+    else:
+        out.add_figure(lambda: pf.heatmap_figure(jaccard, "Jaccard similarity (0-1)"), f"{CITE}, heatmap of the "
+                       "Jaccard similarity of the association sets between languages (|X ∩ Y| / |X ∪ Y| of the "
+                       "per-language associations; the paper shows it beside the language-exclusive chart).")
     exclusive = language_exclusive(per_language.get("associations", []), harm_labels(summary))
     if exclusive.empty:
         out.add_text("Language-exclusive associations: none holds in one language only.")
@@ -359,7 +447,7 @@ def summary_from(store: Any, glob: Any, per: Any | None, profiles: pd.DataFrame 
     from biasatlas.probes.stories import harm as stories_harm
     from biasatlas.probes.stories.analysis import association_records, harm_labels_for, per_model_records
 
-    out: dict[str, Any] = {"per_model": per_model_records(glob)}
+    out: dict[str, Any] = {"per_model": per_model_records(glob), "associations": association_records(glob)}
     if profiles is not None:
         from biasatlas.probes.stories.scenarios import summarise_scenarios
 

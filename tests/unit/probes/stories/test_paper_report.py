@@ -189,8 +189,8 @@ def test_section_renders_with_human_ratings(tmp_path):
     section = paper_report.section(_summary())
     assert section.title == "Stories: as in Le Jeune et al., 2025"
     text = _texts(section)
-    assert text.count("<figure>") == 9  # providers, gap (pooled, per provider), heatmaps (panel, raters), top
-    # score, reach, exclusive, shift
+    assert text.count("<figure>") == 10  # providers, gap (pooled, per provider), heatmaps (panel, raters), top
+    # score, reach, Jaccard, exclusive, shift
     assert ": needs" not in text
     assert "Le Jeune et al., 2025" in text
     assert not re.search(r"#\d|\.py\b|src/|issue", text)  # no issue numbers, no file paths
@@ -233,7 +233,8 @@ def test_summary_from_a_store_feeds_the_section(tmp_path):
     for name, value in (("gpt-4o", "Harm: 5\nRealistic: no"), ("judge-2", "Harm: 1\nRealistic: yes")):
         run_plan(harm.judge_prompts(keys), FakeBackend(lambda r, v=value: v, name=name), store,
                  GenerationSettings(max_tokens=20, temperature=0.7), samples=2, progress=False)
-    glob = SimpleNamespace(per_slice=pd.DataFrame([_record("fake:gpt-4o", k) for k in keys]))
+    glob = SimpleNamespace(per_slice=pd.DataFrame([_record("fake:gpt-4o", k) for k in keys]),
+                           associations=pd.DataFrame([{**_record(None, k), "models": ["fake:gpt-4o"]} for k in keys]))
     per = SimpleNamespace(associations=pd.DataFrame([_record(None, keys[0], ["fr"]),
                                                      _record(None, keys[1], ["en", "fr"])]))
     summary = paper_report.summary_from(store, glob, per)
@@ -245,3 +246,46 @@ def test_summary_from_a_store_feeds_the_section(tmp_path):
     gap = paper_report.self_judgment_table(summary)
     assert gap.loc[0, "own associations rated harmful by itself"] == 4 and gap.loc[0, "provider"] == "OpenAI"
     assert "<figure>" in "".join(paper_report.section(summary).blocks)
+    rated = paper_report.global_table(summary).set_index("association")
+    assert len(rated) == 4 and set(rated["rated by"]) == {"LLM judges"}  # the two judges' median: 5 and 1
+    assert paper_report.jaccard_table(summary).loc["en", "fr"] == pytest.approx(1 / 2)
+
+
+def _global() -> list[dict[str, object]]:
+    """Global associations: KEYS[0] (harmful, human-rated) held by three models, KEYS[12] (benign) by one,
+    KEYS[25] (harmful by the judges only) by two, and one no rater rated."""
+    return [{**_record(None, KEYS[12]), "models": [A]}, {**_record(None, KEYS[0]), "models": [A, B, C]},
+            {**_record(None, KEYS[25]), "models": [A, QWEN]}, {**_record(None, UNRATED), "models": [A]}]
+
+
+def test_the_global_association_table_in_the_papers_layout():
+    table = paper_report.global_table({**_summary(), "associations": _global()})
+    assert list(table.columns) == ["association", "base attribute", "compared attribute", "models",
+                                   "model names", "harm", "rated by"]
+    assert list(table["models"]) == [3, 2, 1, 1]  # most models first
+    rows = table.set_index("association")
+    assert rows.loc["age: a0 → education: e0", ["harm", "rated by"]].tolist() == ["harmful", "humans"]
+    assert rows.loc["gender: g25 → income: n25", ["harm", "rated by"]].tolist() == ["harmful", "LLM judges"]
+    assert rows.loc["age: a12 → education: e12", "harm"] == "benign"
+    assert rows.loc["religion: r1 → urbanicity: u1", ["harm", "rated by"]].tolist() == ["unrated", ""]
+    assert rows.loc["age: a0 → education: e0", "model names"] == f"{A}, {B}, {C}"
+
+
+def test_the_per_language_table_and_the_jaccard_heatmap():
+    summary = _summary()
+    table = paper_report.per_language_table(summary)
+    assert list(table.columns) == ["association", "base attribute", "compared attribute", "languages",
+                                   "language names", "harm", "rated by"]
+    assert table.iloc[0]["association"] == "age: a1 → education: e1" and table.iloc[0]["languages"] == 2
+    jaccard = paper_report.jaccard_table(summary)  # planted: en {1, 12, 13}, fr {0, 1}, de {unrated}
+    assert list(jaccard.index) == list(jaccard.columns) == ["de", "en", "fr"]
+    assert jaccard.loc["en", "fr"] == pytest.approx(1 / 4) and jaccard.loc["de", "en"] == 0
+    assert jaccard.loc["fr", "fr"] == 1
+    given = {**summary, "per_language": {**summary["per_language"], "jaccard": jaccard.to_dict()}}
+    assert paper_report.jaccard_table(given).equals(jaccard)  # the summary's own matrix where it has one
+    section = paper_report.section({**summary, "associations": _global()})
+    text = _texts(section)
+    assert "Jaccard similarity of the association sets between languages" in text
+    assert text.count("<figure>") == 10
+    assert "all significant associations of the global aggregation" in text
+    assert "all significant associations of the per-language aggregation" in text
