@@ -40,6 +40,13 @@ def _from(module: str, path: Path, node: ast.ImportFrom) -> str:
     return f"{base}.{node.module}" if node.module else base
 
 
+def _deferred(node: ast.stmt) -> bool:
+    """A block not run at import time: a function's body, or ``if TYPE_CHECKING:``."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return True
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test)
+
+
 def imports(module: str, path: Path, *, top_level: bool, modules: dict[str, Path] = MODULES) -> set[str]:
     """The package's modules ``module`` imports: at import time only (``top_level``), or anywhere."""
     found: set[str] = set()
@@ -52,7 +59,7 @@ def imports(module: str, path: Path, *, top_level: bool, modules: dict[str, Path
                 base = _from(module, path, node)
                 if base.split(".")[0] == "biasatlas":
                     found.update(_target(base, a.name, modules) for a in node.names)
-            elif (top_level and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test)) or (top_level and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            elif top_level and _deferred(node):
                 continue
             for field in ("body", "orelse", "finalbody", "handlers"):
                 for child in getattr(node, field, []) or []:
