@@ -11,15 +11,10 @@ from rich.table import Table
 
 from biasatlas.probes.leakage.analysis import ALPHA, CORRECTION, analyse, coverage, finder_all
 from biasatlas.probes.leakage.data import LANGUAGES
-from biasatlas.probes.leakage.design import study_design, table3, table3_wide
+from biasatlas.probes.leakage.design import study_design, table3_wide
 from biasatlas.probes.leakage.figure import flows_figure, flows_plot
-from biasatlas.probes.leakage.human_profiles import (
-    CHECK_NOTE,
-    FIGURE1_GROUP,
-    category_check,
-    figure1_table,
-    profile_figure,
-)
+from biasatlas.probes.leakage.paper_report import TITLE as CAO_TITLE
+from biasatlas.probes.leakage.paper_report import section as paper_section
 from biasatlas.probes.leakage.plan import NAME, TITLE
 from biasatlas.probes.leakage.summary import dropped_fits, notes
 from biasatlas.report.cells import format_p
@@ -194,15 +189,12 @@ def report_sections(store: Store) -> list[Section]:
         section.add_table(analysis.flows, f"Leakage flows (positive, {rule})")
     else:
         section.add_text("No significant positive leakage flow between languages.")
-    section.add_figure(flows_figure(analysis.flows, analysis.subjects),
-                       ("As in Cao et al., Figure 2" if paper else "Leakage flows")
-                       + f": human source → model target ({rule}), one panel per model variant",
-                       plot=flows_plot(analysis.flows, analysis.subjects,
-                                       corrected=analysis.settings.get("correction") != "none"))
-    t3 = table3(analysis.fits)
-    if not t3.empty:
-        section.add_table(table3_wide(t3), "As in Cao et al., Table 3: the monolingual control's coefficient "
-                          "(beta of Eq. 1) per model (rows) and target language (columns), estimate [95% CI] (p)")
+    if paper:
+        section.add_text(f"Figure 2 and Table 3 of this fit: the section {CAO_TITLE} below.")
+    else:
+        section.add_figure(flows_figure(analysis.flows, analysis.subjects),
+                           f"Leakage flows: human source → model target ({rule}), one panel per model variant",
+                           plot=flows_plot(analysis.flows, analysis.subjects, corrected=True))
     examples = analysis.leaked
     if examples.empty and analysis.variants:
         # Without a significant flow, still show candidates against every other language, labelled as such.
@@ -219,17 +211,6 @@ def report_sections(store: Store) -> list[Section]:
     elif not examples.empty:
         section.add_table(examples.head(40), "Traits strong in the model, weak for target humans, strong for "
                           "the source language's humans")
-    check = category_check(analysis.human).rename(columns={
-        "n_groups": "n groups (ours)", "n_pairs": "n pairs (ours)", "ci_low": "95% CI low (ours)",
-        "ci_high": "95% CI high (ours)"})
-    section.add_table(check, "Category check: mean cross-language correlation of the human stereotypes per "
-                      "category, beside the paper's published values (column paper)")
-    section.add_text(CHECK_NOTE)
-    section.add_figure(profile_figure(analysis.human, FIGURE1_GROUP),
-                       f"As in Cao et al., Figure 1: the human ABC profile of {FIGURE1_GROUP} per language "
-                       "(mean rating, left pole -50 to right pole +50)")
-    section.add_table(figure1_table(analysis.human, FIGURE1_GROUP), f"Figure 1's data: {FIGURE1_GROUP}, languages "
-                      "× ABC trait pairs and dimension means")
     for note in notes(analysis):
         section.add_text(note)
     if not analysis.choices.empty and "text" in analysis.choices:
@@ -237,4 +218,4 @@ def report_sections(store: Store) -> list[Section]:
         if not gen.empty:
             section.add_table(gen[["lang", "group", "trait_a", "trait_b", "text", "level", "reason"]].head(20),
                               "Generated answers (first 20) and how they matched")
-    return [section]
+    return [section, paper_section(store, analysis, analyse)]

@@ -52,6 +52,14 @@ def _planted_cells() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def page_text(section: object) -> str:
+    """A section's blocks as the reader sees them: without markup (citations are links), entities read."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", "\n".join(section.blocks)))  # type: ignore[attr-defined]
+
+
 def record(**config: str) -> dict[str, object]:
     """The run record `run leakage --design paper [--mono-for LANG]` stores."""
     return PROBE.run_record(LeakageConfig(design="paper", **config))  # type: ignore[arg-type]
@@ -113,9 +121,11 @@ def test_summary_report_and_fit_show_table3_and_the_paper_criterion(planted: Sto
     print_summary(summary, console)
     text = console.export_text()
     assert "Table 3 (Cao et al.)" in text and "uncorrected p < 0.05" in text
-    (section,) = report_sections(planted)
-    html = "\n".join(section.blocks)
-    assert "As in Cao et al., Table 3" in html and "As in Cao et al., Figure 2" in html
+    ours, cao = report_sections(planted)
+    assert cao.title == "Leakage: as in Cao et al., 2024"
+    html = page_text(cao)
+    assert "As in Cao et al., 2024, Table 3" in html and "As in Cao et al., 2024, Figure 2" in html
+    assert "As in Cao et al., 2024," not in page_text(ours)
     out = CliRunner().invoke(app, ["leakage", "fit", "--study", str(planted.dir), "--json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
@@ -141,6 +151,26 @@ def test_the_paper_designs_flows_plot_names_its_p_uncorrected(planted: Store) ->
     hover = flows_plot(paper.flows, paper.subjects, corrected=False).to_json()
     assert "p (uncorrected)" in hover and "BH" not in hover
     assert "adjusted p (BH)" in flows_plot(paper.flows, paper.subjects).to_json()  # our design's default
-    (section,) = report_sections(planted)  # the study's design: paper
-    plots = json.dumps(section.data, ensure_ascii=False)
+    sections = report_sections(planted)  # the study's design: paper
+    plots = json.dumps([s.data for s in sections], ensure_ascii=False)
     assert "p (uncorrected)" in plots and "adjusted p (BH)" not in plots
+
+
+@pytest.mark.usefixtures("cells")
+def test_a_study_in_our_design_gets_the_papers_figure_2_and_table_3_in_their_own_section(
+        planted: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Analysed in our design (complete cases, BH), the report's leakage section keeps our flows; the section "As
+    in Cao et al." beside it fits the paper's design as well, so Figure 2 under the paper's criterion and Table 3
+    are there whatever design the study was run in, and recover the planted en -> hi flow and the control."""
+    from biasatlas.probes.leakage import report
+
+    monkeypatch.setattr(report, "study_design", lambda store: "ours")
+    ours, cao = report_sections(planted)
+    assert "Leakage flows: human source → model target (BH-adjusted p < 0.05)" in page_text(ours)
+    assert "adjusted p (BH)" in json.dumps(ours.data, ensure_ascii=False)
+    html = page_text(cao)
+    assert "As in Cao et al., 2024, Figure 2" in html and "uncorrected p < 0.05" in html
+    assert "As in Cao et al., 2024, Table 3" in html and "Mono → HI" in html
+    plots = json.dumps(cao.data, ensure_ascii=False)
+    assert "p (uncorrected)" in plots and "adjusted p (BH)" not in plots
+    assert "en" in plots and "hi" in plots  # the planted flow is drawn
