@@ -17,6 +17,8 @@ PACKAGE = SRC / "biasatlas"
 KNOWN_LAZY_CYCLES = 7
 
 
+# the module list as tests/unit/test_layers.py builds it, built here again: a test module that imports another
+# test module's names depends on the order the workers import them in (--import-mode=importlib)
 def _modules() -> dict[str, Path]:
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
