@@ -36,11 +36,11 @@ def matrix_cmd(
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=1))
         return
     table = Table(title="Coverage: probe x language")
-    for col in ("language", *PROBES, "pack"):
+    for col in ("language", *PROBES, "pack", "descriptor forms"):
         table.add_column(col)
     for row in rows:
         table.add_row(f"{row['language']} ({escape(row['name'])})", *("yes" if row[p] else "-" for p in PROBES),
-                      escape(row["status"]))
+                      escape(row["status"]), escape(row["forms_status"]))
     Console().print(table)
 
 

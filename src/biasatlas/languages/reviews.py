@@ -51,6 +51,7 @@ def study_pack_line(store: Any) -> str | None:
 def provenance_line(codes: Sequence[str]) -> str | None:
     """The report's line on the language packs of a study's prompts (None when none of them has a pack)."""
     from biasatlas.languages import LanguagePackError, pack
+    from biasatlas.languages.form_readings import reading_status, reading_summary
 
     parts = []
     for code in codes:
@@ -58,7 +59,9 @@ def provenance_line(codes: Sequence[str]) -> str | None:
             p = pack(code)
         except LanguagePackError:
             continue
-        parts.append(f"{p.name} ({code}): {review_status(p)}")
+        forms = reading_summary(p.path)
+        parts.append(f"{p.name} ({code}): {review_status(p)}"
+                     + (f"; {reading_status(p.path)}" if forms is not None and forms["read"] else ""))
     if not parts:
         return None
     return ("Language packs of the contact and Samaritan prompts (native-speaker reviews recorded with "

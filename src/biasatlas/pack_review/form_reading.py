@@ -10,36 +10,22 @@ pack: every group read, every phrase as the pack renders it today, no ``wrong`` 
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-FILE = "forms_read.tsv"
-#: the columns the sheet renders (what was read)
-RENDERED = ("id", "merged", "axis", "sense", "forms", "phrases", "example", "elsewhere")
-#: the columns a reader fills
-READING = ("means", "verdict", "note")
-COLUMNS = RENDERED + READING
-#: natural: the right group, as a native would say it; awkward: the right group, understood, not idiomatic;
-#: fixed: forms.yaml replaces MMHB's form and the phrase is read again; wrong: names another group, a slur, or
-#: breaks the sentence (must be fixed in forms.yaml or the descriptor left out before the file ships)
-VERDICTS = ("natural", "awkward", "fixed", "wrong")
+from biasatlas.languages.form_readings import (
+    COLUMNS,
+    FILE,
+    READING,
+    VERDICTS,
+    FormReadingError,
+    Reading,
+    read_file,
+    write_file,
+)
+
 MMHB_PACKS = ("fr", "es", "it", "pt", "hi", "id", "vi", "zh", "ko")
-
-
-class FormReadingError(ValueError):
-    """A reading file that cannot be read (the message names the file and line)."""
-
-
-@dataclass(frozen=True)
-class Reading:
-    """A pack's reading file: its header lines (``# key: value``) and rows (column -> text)."""
-
-    header: dict[str, str]
-    rows: tuple[dict[str, str], ...]
+__all__ = ["COLUMNS", "FILE", "MMHB_PACKS", "READING", "VERDICTS", "FormReadingError", "Reading", "problems",
+           "read_file", "refreshed", "sheet_rows", "write_file"]
 
 
 def _first_plural(descriptor: Any) -> str:
@@ -94,45 +80,6 @@ def sheet_rows(code: str) -> list[dict[str, str]]:
                      "phrases": " | ".join(phrases), "example": example,
                      "elsewhere": elsewhere.get(d.key, ""), "means": "", "verdict": "", "note": ""})
     return rows
-
-
-def read_file(path: Path) -> Reading:
-    """A reading file (tab-separated, ``# key: value`` header lines); errors name the file and line."""
-    header: dict[str, str] = {}
-    body = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FormReadingError(f"{path}: cannot be read ({exc})") from exc
-    for line in lines:
-        if line.startswith("#"):
-            key, sep, value = line[1:].partition(":")
-            if sep:
-                header[key.strip()] = value.strip()
-        elif line.strip():
-            body.append(line)
-    reader = csv.DictReader(io.StringIO("\n".join(body)), delimiter="\t", quoting=csv.QUOTE_NONE)
-    if tuple(reader.fieldnames or ()) != COLUMNS:
-        raise FormReadingError(f"{path}: columns must be {', '.join(COLUMNS)}; found "
-                               f"{', '.join(reader.fieldnames or ()) or 'none'}")
-    rows = []
-    for number, row in enumerate(reader, start=2):
-        if None in row or any(v is None for v in row.values()):
-            raise FormReadingError(f"{path}: line {number}: expected {len(COLUMNS)} tab-separated columns")
-        rows.append({k: str(v) for k, v in row.items()})
-    return Reading(header, tuple(rows))
-
-
-def write_file(path: Path, rows: Sequence[dict[str, str]], header: dict[str, str]) -> Path:
-    """Write rows (tabs and newlines in cells become spaces) under ``# key: value`` header lines."""
-    out = io.StringIO()
-    for key, value in header.items():
-        out.write(f"# {key}: {value}\n")
-    out.write("\t".join(COLUMNS) + "\n")
-    for row in rows:
-        out.write("\t".join(" ".join(str(row.get(c, "")).split()) for c in COLUMNS) + "\n")
-    path.write_text(out.getvalue(), encoding="utf-8")
-    return path
 
 
 def refreshed(code: str, old: Reading | None) -> list[dict[str, str]]:

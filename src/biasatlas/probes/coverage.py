@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from biasatlas.languages import ATLAS_LANGUAGES, LanguagePackError, pack, pack_codes
+from biasatlas.languages.form_readings import reading_status, reading_summary
 from biasatlas.languages.reviews import review_status, review_summary
 
 PROBES = ("contact", "samaritan", "stories", "leakage")
@@ -24,13 +25,18 @@ def coverage() -> list[dict[str, Any]]:
     rows = []
     for code in codes:
         review: dict[str, Any] | None = None
+        forms_read: dict[str, Any] | None = None
+        forms_status = ""
         try:
             p = pack(code)
             status, name, files = review_status(p), p.name, p.status
             review = review_summary(p)
+            forms_read = reading_summary(p.path)
+            forms_status = reading_status(p.path) if forms_read is not None else ""
         except LanguagePackError:
             status, name, files = "no pack (probe data only)", code, None
         rows.append({"language": code, "name": name, "status": status,
                      **{probe: code in langs for probe, langs in by_probe.items()},
-                     "review": review, "files": files})
+                     "review": review, "forms_read": forms_read, "forms_status": forms_status,
+                     "files": files})
     return rows
