@@ -181,10 +181,9 @@ def _has_leakage_prompts(store: Store) -> bool:
 
 def _open_study(study: Path) -> Store:
     """The study, if it exists and holds leakage prompts; else one error line."""
-    from biasatlas.store import DB_NAME
+    from biasatlas.cli.common import require_study
 
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME}); run `biasatlas run leakage` first")
+    require_study(study, write=False, first="run `biasatlas run leakage` first")
     store = Store(study)
     if not _has_leakage_prompts(store):
         store.close()

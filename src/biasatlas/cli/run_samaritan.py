@@ -16,10 +16,11 @@ from biasatlas.cli.common import (
     StudyOpt,
     check_analysis_options,
     fail,
+    require_study,
     run_probe_command,
 )
 from biasatlas.cli.options import RunOptions, run_options
-from biasatlas.store import DB_NAME, Store
+from biasatlas.store import Store
 
 # The probe (pandas, scipy, statsmodels) is imported inside the commands: `biasatlas --help` and
 # every other command import this module, and should not pay for the analysis stack.
@@ -95,8 +96,7 @@ def samaritan_summary(
     """The Samaritan analysis with a chosen alpha, correction and margin (default: the last run's)."""
     analysis = check_analysis_options(alpha, correction)
     analysis.update(check_margin(equivalence_margin))
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME}); run a probe first")
+    require_study(study, write=False, first="run a probe first")
     from biasatlas.probes.samaritan.probe import PROBE
 
     with Store(study) as store:

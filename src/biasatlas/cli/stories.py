@@ -14,7 +14,7 @@ from rich.table import Table
 
 from biasatlas.cli.app import app
 from biasatlas.cli.common import AlphaOpt, StudyOpt, check_analysis_options, fail
-from biasatlas.store import DB_NAME, Store
+from biasatlas.store import Store
 
 # this module imports nothing from cli/run_stories.py, which imports the group from here (no cycle)
 stories_app = typer.Typer(help="Story probe extras: import published stories, judge harm, human ratings, "
@@ -24,8 +24,9 @@ app.add_typer(stories_app, name="stories")
 
 def open_store(study: Path) -> Store:
     """The study's store; a one-line error when there is none."""
-    if not (study / DB_NAME).exists():
-        fail(f"no study at {study} (expected {study / DB_NAME})")
+    from biasatlas.cli.common import require_study
+
+    require_study(study, write=False, first="run `biasatlas run stories` first")
     return Store(study)
 
 
