@@ -8,7 +8,8 @@ F_D344 *catholiques*; pt race_ethnicity: 27 groups, "negros" as F_D321), so that
 plans is seen too. The pt entry was rewritten when the pack's form fixes landed (F_D337 "BIPOC", not
 MMHB's "BIPOC (pretos, pardos e indígenas)'" with its stray quote) and again when P_D090 became "AAPI"
 (MMHB's "das Ilhas do Pacífico" named Pacific Islanders only), and the fr entry when the
-healthcare x equal-status cell became a fellow patient on the same ward. The Samaritan entries were rewritten
+healthcare x equal-status cell became a fellow patient on the same ward, and again when every French form was read in
+its role (religion: évangéliques, spirites, sans religion, ...). The Samaritan entries were rewritten
 when the default answer length went from 64 to 512 tokens (a prompt's metadata holds its decoding, so its id
 changes with the default; the texts are those of before), and the de entry again when German "Caucasian
 person" stopped reading "of the Caucasus" ("weiße Person europäischer Herkunft").
