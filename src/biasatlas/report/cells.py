@@ -115,7 +115,20 @@ def page_cells(frame: pd.DataFrame) -> pd.DataFrame:
     shown = frame.astype(object).copy()
     for i, column in enumerate(frame.columns):
         p_value = is_p_column(column)
-        shown.isetitem(i, shown.iloc[:, i].map(lambda v, p=p_value: one(v, p)).to_numpy())
+        seen: dict[Any, str] = {}  # a column repeats its values: each is formatted once
+
+        def once(v: Any, p: bool = p_value, seen: dict[Any, str] = seen) -> str:
+            if isinstance(v, float) and v == 0:  # 0.0 and -0.0 are one key but may read apart
+                return one(v, p)
+            try:
+                return seen[(type(v), v)]
+            except KeyError:
+                out = seen[(type(v), v)] = one(v, p)
+                return out
+            except TypeError:  # an unhashable cell (a list)
+                return one(v, p)
+
+        shown.isetitem(i, [once(v) for v in shown.iloc[:, i].tolist()])
     return shown
 
 

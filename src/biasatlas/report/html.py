@@ -173,8 +173,7 @@ def table_html(frame: pd.DataFrame, caption: str = "", *, drill: str = "",
         caption = (caption + " " if caption else "") + constant
     # every cell is our text (see report/cells.py); a line break travels as a private-use character that
     # becomes <br> after pandas escaped the cell (pandas would write a line break as the two characters \n)
-    shown = page_cells(frame).map(lambda v: clean(v.replace(_BREAK, "")).replace("\t", " ").replace("\n", _BREAK))
-    body = _table_markup(shown).replace(_BREAK, "<br>")
+    body = _table_markup(page_cells(frame))
     cap = f"<p class='caption'>{prose(caption)}</p>" if caption else ""
     if drill and not frame.empty:
         spec = escape(json.dumps({"probe": drill, **drill_spec(frame, drill_models)}, ensure_ascii=False))
@@ -183,11 +182,21 @@ def table_html(frame: pd.DataFrame, caption: str = "", *, drill: str = "",
 
 
 def _table_markup(shown: pd.DataFrame) -> str:
-    """pandas' ``to_html`` of a frame of text cells (escaped as pandas escapes them), its header from pandas and
-    its rows written here: pandas' writer took a fifth of a 50-model report's time on the rows alone."""
+    """pandas' ``to_html`` of a frame of text cells (escaped as pandas escapes them; a line break within a cell
+    becomes ``<br>``), its header from pandas and its rows written here: pandas' writer took a fifth of a
+    50-model report's time on the rows alone."""
     head = shown.head(0).to_html(index=False, escape=True, classes="data display compact", border=0)
-    rows = "".join("    <tr>\n" + "".join(f"      <td>{html.escape(v, quote=False)}</td>\n" for v in row)
-                   + "    </tr>\n" for row in shown.itertuples(index=False, name=None))
+    cells: dict[str, str] = {}  # a table repeats its cells (model ids, languages, labels): each is written once
+
+    def cell(v: str) -> str:
+        out = cells.get(v)
+        if out is None:
+            text = clean(v.replace(_BREAK, "")).replace("\t", " ").replace("\n", _BREAK)
+            out = cells[v] = f"      <td>{html.escape(text, quote=False).replace(_BREAK, '<br>')}</td>\n"
+        return out
+
+    rows = "".join("    <tr>\n" + "".join(cell(v) for v in row) + "    </tr>\n"
+                   for row in shown.itertuples(index=False, name=None))
     return head[:head.index("<tbody>")] + "<tbody>\n" + rows + "  </tbody>\n</table>"
 
 
