@@ -1,5 +1,6 @@
-"""The Samaritan summary, the leakage analyses and the stories commands (associations, judge, compare) check a study path as every other command
-does (require_study): a file, a damaged database and a missing study are one line each, exit 2."""
+"""The Samaritan summary, the leakage analyses and the stories commands (associations, judge, compare) check a
+study path as every other command does (require_study): a file, a damaged database and a missing study are
+one line each, exit 2."""
 
 from __future__ import annotations
 
